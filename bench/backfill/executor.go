@@ -1,0 +1,368 @@
+package backfill
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/backfill-bench/backfill-bench/bench/memcmp"
+	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/stream"
+)
+
+// Config configures one backfill actor.
+type Config struct {
+	Actor      int
+	Vnodes     []uint16 // the vnodes this actor owns, ascending
+	Schema     *row.Schema
+	VnodeCount int
+	ChunkSize  int
+	Persist    bool    // write state rows at each barrier where progress changed
+	RateLimit  float64 // snapshot rows/s for this actor; 0: unlimited
+}
+
+// Part is what an actor hands the barrier collector for one epoch.
+type Part struct {
+	Actor        int
+	Barrier      *stream.Barrier
+	Batch        *pebble.Batch // MV rows and state rows of the epoch
+	Finished     bool
+	SnapshotRows int64 // snapshot rows emitted this epoch
+	UpstreamRows int64 // upstream rows received this epoch
+	MVBytes      int64 // logical key+value bytes written to B
+	StateBytes   int64 // logical key+value bytes written to the state table
+}
+
+// Env is what an actor runs against.
+type Env struct {
+	Store       *storage.Store
+	Input       <-chan stream.Message
+	Deliver     func(context.Context, Part) error // hands a finished epoch to the collector
+	OnExhausted func()                            // the snapshot scan has ended
+}
+
+// Executor is one actor's merged-scan backfill, with its materialize stage.
+type Executor struct {
+	cfg Config
+	env Env
+
+	scan    *MergeIter
+	snap    *storage.EpochSnapshot
+	waiting bool   // the scan restarts once waitFor commits
+	waitFor uint64 // epoch
+	buffer  []*stream.Chunk
+
+	pos      []row.Datum // last emitted pk; nil before the first row
+	posKey   []byte      // memcomparable encoding of pos
+	finished bool
+	rows     []int64 // snapshot rows read per owned vnode
+	total    int64
+
+	persistedKey      []byte
+	persistedFinished bool
+	persistedAny      bool
+
+	snapChunk *stream.Chunk
+	snapSlab  []row.Datum
+	snapVnode []int // index into rows of each snapshot chunk row
+
+	batch   *pebble.Batch
+	part    Part
+	scanN   int64 // snapshot rows since the scan was opened, for the rate limit
+	scanAt  time.Time
+	vnoder  *storage.Vnoder
+	keyBuf  []byte
+	valBuf  []byte
+	scratch row.Row
+}
+
+// NewExecutor returns an actor ready to Run.
+func NewExecutor(cfg Config, env Env) (*Executor, error) {
+	if len(cfg.Vnodes) == 0 || cfg.ChunkSize <= 0 || cfg.Schema == nil {
+		return nil, fmt.Errorf("backfill: actor %d: bad config (vnodes %d, chunk size %d)", cfg.Actor, len(cfg.Vnodes), cfg.ChunkSize)
+	}
+	cols := len(cfg.Schema.Columns)
+	return &Executor{
+		cfg:       cfg,
+		env:       env,
+		rows:      make([]int64, len(cfg.Vnodes)),
+		snapChunk: stream.NewChunk(cfg.ChunkSize),
+		snapSlab:  make([]row.Datum, 0, cfg.ChunkSize*cols),
+		vnoder:    storage.NewVnoder(cfg.Schema, cfg.VnodeCount),
+	}, nil
+}
+
+// Run processes the actor's input until the final barrier's epoch is delivered.
+func (e *Executor) Run(ctx context.Context) error {
+	defer e.closeScan()
+	e.batch = e.env.Store.DB.NewBatch()
+	defer func() {
+		if e.batch != nil {
+			e.batch.Close()
+		}
+	}()
+	if err := e.openScan(e.env.Store.Latest()); err != nil {
+		return err
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		if e.finished || e.waiting {
+			var committed <-chan struct{}
+			if e.waiting {
+				epoch, ch := e.env.Store.Committed()
+				if epoch >= e.waitFor {
+					if err := e.openScan(e.env.Store.Latest()); err != nil {
+						return err
+					}
+					continue
+				}
+				committed = ch
+			}
+			select {
+			case msg := <-e.env.Input:
+				if done, err := e.handle(ctx, msg); done || err != nil {
+					return err
+				}
+			case <-committed:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		// Scanning: always prefer upstream, so a barrier is seen as soon as it comes.
+		if len(e.env.Input) > 0 {
+			if done, err := e.handle(ctx, <-e.env.Input); done || err != nil {
+				return err
+			}
+			continue
+		}
+		if wait := e.rateWait(); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case msg := <-e.env.Input:
+				if done, err := e.handle(ctx, msg); done || err != nil {
+					return err
+				}
+			case <-timer.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		if err := e.scanOne(); err != nil {
+			return err
+		}
+	}
+}
+
+// rateWait returns how long the scan must pause to keep to the rate limit.
+func (e *Executor) rateWait() time.Duration {
+	if e.cfg.RateLimit <= 0 {
+		return 0
+	}
+	due := e.scanAt.Add(time.Duration(float64(e.scanN) / e.cfg.RateLimit * float64(time.Second)))
+	return time.Until(due)
+}
+
+func (e *Executor) openScan(snap *storage.EpochSnapshot) error {
+	e.closeScan()
+	e.snap = snap
+	scan, err := NewMergeIter(snap.Snap, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
+	if err != nil {
+		return fmt.Errorf("backfill: actor %d: open scan at epoch %d: %w", e.cfg.Actor, snap.Epoch, err)
+	}
+	e.scan, e.waiting, e.scanN, e.scanAt = scan, false, 0, time.Now()
+	return nil
+}
+
+// closeScan drops the scan; rows it had not returned are read again by the next one.
+func (e *Executor) closeScan() {
+	if e.scan != nil {
+		e.scan.Close()
+		e.scan = nil
+	}
+	if e.snap != nil {
+		e.snap.Release()
+		e.snap = nil
+	}
+}
+
+// scanOne reads one snapshot row into the snapshot chunk, emitting the chunk when it
+// is full, or ends the scan.
+func (e *Executor) scanOne() error {
+	key, val, ok := e.scan.Next()
+	if !ok {
+		if err := e.scan.Err(); err != nil {
+			return fmt.Errorf("backfill: actor %d: scan: %w", e.cfg.Actor, err)
+		}
+		return e.exhaust()
+	}
+	start := len(e.snapSlab)
+	slab, err := row.DecodeValue(e.snapSlab[start:start:cap(e.snapSlab)], val)
+	if err != nil {
+		return fmt.Errorf("backfill: actor %d: key %x: %w", e.cfg.Actor, key, err)
+	}
+	if len(slab) > cap(e.snapSlab)-start { // the row did not fit: give the chunk its own slab
+		e.snapSlab = append(e.snapSlab[:start], slab...)
+	} else {
+		e.snapSlab = e.snapSlab[:start+len(slab)]
+	}
+	e.snapChunk.Append(stream.Insert, row.Row(e.snapSlab[start:len(e.snapSlab):len(e.snapSlab)]))
+	e.snapVnode = append(e.snapVnode, int(storage.KeyVnode(key)-e.cfg.Vnodes[0]))
+	e.scanN++
+	e.part.SnapshotRows++
+	if e.snapChunk.Len() >= e.cfg.ChunkSize {
+		return e.emitSnapshotChunk()
+	}
+	return nil
+}
+
+// emitSnapshotChunk materializes the snapshot chunk and advances the position to its
+// last row.
+func (e *Executor) emitSnapshotChunk() error {
+	n := e.snapChunk.Len()
+	if n == 0 {
+		return nil
+	}
+	if err := e.materialize(e.snapChunk); err != nil {
+		return err
+	}
+	for _, v := range e.snapVnode {
+		e.rows[v]++
+	}
+	e.total += int64(n)
+	e.pos = e.cfg.Schema.PKOf(e.pos[:0], e.snapChunk.Rows[n-1])
+	e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, e.cfg.Schema.PKDesc)
+	e.snapChunk.Ops, e.snapChunk.Rows = e.snapChunk.Ops[:0], e.snapChunk.Rows[:0]
+	e.snapSlab, e.snapVnode = e.snapSlab[:0], e.snapVnode[:0]
+	return nil
+}
+
+// exhaust ends the snapshot scan: buffered upstream goes out unfiltered, and from now
+// on upstream is forwarded as it comes.
+func (e *Executor) exhaust() error {
+	if err := e.emitSnapshotChunk(); err != nil {
+		return err
+	}
+	for _, c := range e.buffer {
+		if err := e.materialize(c); err != nil {
+			return err
+		}
+	}
+	e.buffer = e.buffer[:0]
+	e.finished = true
+	e.closeScan()
+	if e.env.OnExhausted != nil {
+		e.env.OnExhausted()
+	}
+	return nil
+}
+
+func (e *Executor) handle(ctx context.Context, msg stream.Message) (done bool, err error) {
+	if c := msg.Chunk; c != nil {
+		e.part.UpstreamRows += int64(c.Len())
+		if e.finished {
+			return false, e.materialize(c)
+		}
+		e.buffer = append(e.buffer, c)
+		return false, nil
+	}
+	return e.barrier(ctx, msg.Barrier)
+}
+
+func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, err error) {
+	if e.scan != nil && !e.finished && e.part.SnapshotRows == 0 {
+		// Read at least one row per epoch, so progress never starves on short barriers.
+		if err := e.scanOne(); err != nil {
+			return false, err
+		}
+	}
+	if !e.finished {
+		if err := e.emitSnapshotChunk(); err != nil {
+			return false, err
+		}
+		for _, c := range e.buffer {
+			FilterUpTo(c, e.cfg.Schema, e.pos)
+			if err := e.materialize(c); err != nil {
+				return false, err
+			}
+		}
+		e.buffer = e.buffer[:0]
+	}
+	if e.cfg.Persist {
+		if err := e.persist(); err != nil {
+			return false, err
+		}
+	}
+	e.part.Actor, e.part.Barrier, e.part.Batch, e.part.Finished = e.cfg.Actor, b, e.batch, e.finished
+	e.batch = nil
+	if err := e.env.Deliver(ctx, e.part); err != nil {
+		return false, err
+	}
+	e.part = Part{}
+	if b.Final {
+		if !e.finished {
+			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished", e.cfg.Actor, b.Epoch.Curr)
+		}
+		return true, nil
+	}
+	e.batch = e.env.Store.DB.NewBatch()
+	if !e.finished {
+		// The next scan reads the epoch this barrier ends, once it is committed.
+		e.closeScan()
+		e.waiting, e.waitFor = true, b.Epoch.Curr
+	}
+	return false, nil
+}
+
+// persist writes one state row per owned vnode if (pos, finished) changed since the
+// last write, in the epoch's batch, so state and MV rows commit together.
+func (e *Executor) persist() error {
+	if e.pos == nil && !e.finished {
+		return nil
+	}
+	if e.persistedAny && e.persistedFinished == e.finished && bytes.Equal(e.persistedKey, e.posKey) {
+		return nil
+	}
+	for i, v := range e.cfg.Vnodes {
+		st := VnodeState{Vnode: v, Pos: e.pos, Finished: e.finished, RowCount: e.rows[i]}
+		e.keyBuf = AppendStateKey(e.keyBuf[:0], v)
+		e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK), e.scratch)
+		if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
+			return err
+		}
+		e.part.StateBytes += int64(len(e.keyBuf) + len(e.valBuf))
+	}
+	e.persistedKey = append(e.persistedKey[:0], e.posKey...)
+	e.persistedFinished, e.persistedAny = e.finished, true
+	return nil
+}
+
+// materialize applies the visible rows of c to B in the epoch's batch.
+func (e *Executor) materialize(c *stream.Chunk) error {
+	s := e.cfg.Schema
+	for i, r := range c.Rows {
+		if !c.Visible(i) {
+			continue
+		}
+		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.vnoder.Of(r), s, r)
+		if c.Ops[i].IsDelete() {
+			if err := e.batch.Delete(e.keyBuf, nil); err != nil {
+				return err
+			}
+			e.part.MVBytes += int64(len(e.keyBuf))
+			continue
+		}
+		e.valBuf = row.AppendValue(e.valBuf[:0], r)
+		if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
+			return err
+		}
+		e.part.MVBytes += int64(len(e.keyBuf) + len(e.valBuf))
+	}
+	return nil
+}

@@ -1,0 +1,99 @@
+package meterfs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+)
+
+type fakeClock struct {
+	now   time.Time
+	slept time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { return c.now }
+func (c *fakeClock) Sleep(d time.Duration) {
+	c.slept += d
+	c.now = c.now.Add(d)
+}
+
+func TestThrottleArithmetic(t *testing.T) {
+	tests := []struct {
+		name        string
+		rate, burst int64
+		writes      []int
+		gapBefore   []time.Duration
+		wantSlept   time.Duration
+	}{
+		{"within burst", 1000, 500, []int{200, 300}, []time.Duration{0, 0}, 0},
+		{"over burst waits for the excess", 1000, 500, []int{500, 250}, []time.Duration{0, 0}, 250 * time.Millisecond},
+		{"idle time refills", 1000, 500, []int{500, 500}, []time.Duration{0, 500 * time.Millisecond}, 0},
+		{"refill caps at burst", 1000, 500, []int{500, 1000}, []time.Duration{0, 10 * time.Second}, 500 * time.Millisecond},
+		{"sustained rate", 1000, 100, []int{100, 1000, 1000, 1000}, []time.Duration{0, 0, 0, 0}, 3 * time.Second},
+		{"unlimited", 0, 0, []int{1 << 30}, []time.Duration{0}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &fakeClock{now: time.Unix(0, 0)}
+			th := NewThrottle(tt.rate, tt.burst, 0, c)
+			for i, n := range tt.writes {
+				c.now = c.now.Add(tt.gapBefore[i])
+				th.Write(n)
+			}
+			if d := c.slept - tt.wantSlept; d < -time.Microsecond || d > time.Microsecond {
+				t.Errorf("slept %v, want %v", c.slept, tt.wantSlept)
+			}
+		})
+	}
+}
+
+func TestThrottleSyncLatency(t *testing.T) {
+	c := &fakeClock{now: time.Unix(0, 0)}
+	th := NewThrottle(0, 0, 2*time.Millisecond, c)
+	th.Sync()
+	th.Sync()
+	if c.slept != 4*time.Millisecond {
+		t.Errorf("slept %v after two syncs, want 4ms", c.slept)
+	}
+}
+
+func TestCountsByCategory(t *testing.T) {
+	fs := Wrap(vfs.NewMem(), nil)
+	write := func(name string, cat vfs.DiskWriteCategory, n int, sync bool) {
+		f, err := fs.Create(name, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write(make([]byte, n)); err != nil {
+			t.Fatal(err)
+		}
+		if sync {
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("/000001.log", "pebble-wal", 100, true)
+	write("/000002.sst", "pebble-memtable-flush", 200, false)
+	write("/000003.sst", "pebble-compaction", 300, true)
+	write("/MANIFEST-000001", "pebble-manifest", 40, true)
+	write("/OPTIONS-000001", vfs.WriteCategoryUnspecified, 5, false)
+	s := fs.Stats()
+	want := [numCategories]int64{100, 200, 300, 40, 5}
+	if s.Bytes != want {
+		t.Errorf("bytes = %v, want %v", s.Bytes, want)
+	}
+	if s.Syncs != [numCategories]int64{1, 0, 1, 1, 0} {
+		t.Errorf("syncs = %v", s.Syncs)
+	}
+	if s.TotalBytes() != 645 {
+		t.Errorf("total = %d, want 645", s.TotalBytes())
+	}
+	if d := fs.Stats().Sub(s); d.TotalBytes() != 0 {
+		t.Errorf("Sub of equal snapshots = %v", d)
+	}
+}

@@ -1,0 +1,358 @@
+package source
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/stream"
+)
+
+// Config configures a source.
+type Config struct {
+	Workload        Workload
+	Seed            uint64
+	InitialRows     int64 // key ids [0, InitialRows) exist at version 1 before the job
+	ChangesPerEpoch int   // 0: snapshot only
+	Mix             Mix
+	ChunkSize       int
+	VnodeCount      int
+	Par             int // actors; actor i owns storage.OwnedVnodes(i, Par, VnodeCount)
+}
+
+// Change is one generated change of a key id.
+type Change struct {
+	Op         stream.Op // Insert, Delete, or UpdateDelete (an update: old then new)
+	ID         int64
+	OldVersion uint32 // version before the change (0 for an insert)
+}
+
+// Source owns A's key state: the current version of every key id (0: absent).
+type Source struct {
+	cfg      Config
+	schema   *row.Schema
+	versions []uint32
+	live     int64
+	owner    []int // vnode → actor
+	vnoder   *storage.Vnoder
+	keyBuf   []byte
+	valBuf   []byte
+	rowBuf   row.Row
+	changes  []Change
+}
+
+// New returns a source whose table holds the initial rows.
+func New(cfg Config) (*Source, error) {
+	if cfg.Workload == nil {
+		return nil, fmt.Errorf("source: no workload")
+	}
+	if err := cfg.Mix.validate(); err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	if cfg.InitialRows < 0 || cfg.ChangesPerEpoch < 0 || cfg.ChunkSize <= 0 || cfg.Par <= 0 || cfg.VnodeCount < cfg.Par {
+		return nil, fmt.Errorf("source: bad config %+v", cfg)
+	}
+	s := &Source{cfg: cfg, schema: cfg.Workload.Schema(), vnoder: storage.NewVnoder(cfg.Workload.Schema(), cfg.VnodeCount)}
+	if err := s.schema.Validate(); err != nil {
+		return nil, fmt.Errorf("source: workload %s: %w", cfg.Workload.Name(), err)
+	}
+	s.versions = make([]uint32, cfg.InitialRows, cfg.InitialRows+int64(cfg.ChangesPerEpoch)*16)
+	for i := range s.versions {
+		s.versions[i] = 1
+	}
+	s.live = cfg.InitialRows
+	s.owner = make([]int, cfg.VnodeCount)
+	for a := 0; a < cfg.Par; a++ {
+		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.VnodeCount)
+		for v := lo; v < hi; v++ {
+			s.owner[v] = a
+		}
+	}
+	return s, nil
+}
+
+// Live returns the number of keys in A.
+func (s *Source) Live() int64 { return s.live }
+
+// LoadInitial writes the initial rows of A in batches of batchRows, committed as it goes.
+// It is setup, not part of a measured job.
+func (s *Source) LoadInitial(db *pebble.DB, batchRows int) error {
+	b := db.NewBatch()
+	for id := int64(0); id < s.cfg.InitialRows; id++ {
+		s.rowBuf = s.cfg.Workload.Row(s.rowBuf, s.cfg.Seed, id, 1)
+		if _, err := s.put(b, s.rowBuf); err != nil {
+			return err
+		}
+		if (id+1)%int64(batchRows) == 0 {
+			if err := b.Commit(pebble.NoSync); err != nil {
+				return fmt.Errorf("source: load A: %w", err)
+			}
+			b.Close()
+			b = db.NewBatch()
+		}
+	}
+	defer b.Close()
+	return b.Commit(pebble.NoSync)
+}
+
+// put writes r into A in b and returns the logical bytes written.
+func (s *Source) put(b *pebble.Batch, r row.Row) (int64, error) {
+	s.keyBuf = storage.AppendRowKey(s.keyBuf[:0], storage.TableUpstream, s.vnoder.Of(r), s.schema, r)
+	s.valBuf = row.AppendValue(s.valBuf[:0], r)
+	return int64(len(s.keyBuf) + len(s.valBuf)), b.Set(s.keyBuf, s.valBuf, nil)
+}
+
+func (s *Source) del(b *pebble.Batch, r row.Row) (int64, error) {
+	s.keyBuf = storage.AppendRowKey(s.keyBuf[:0], storage.TableUpstream, s.vnoder.Of(r), s.schema, r)
+	return int64(len(s.keyBuf)), b.Delete(s.keyBuf, nil)
+}
+
+// Generate draws n changes of epoch from (seed, epoch) and the current key state,
+// and advances the state. Updates and deletes only touch keys that exist; when none
+// exist they are skipped.
+func (s *Source) Generate(epoch uint64, n int) []Change {
+	r := epochRand(s.cfg.Seed, epoch)
+	m := s.cfg.Mix
+	total := m.Insert + m.Update + m.Delete
+	s.changes = s.changes[:0]
+	for i := 0; i < n; i++ {
+		x := r.Float64() * total
+		if x < m.Insert {
+			id := int64(len(s.versions))
+			s.versions = append(s.versions, 1)
+			s.live++
+			s.changes = append(s.changes, Change{Op: stream.Insert, ID: id})
+			continue
+		}
+		id, ok := s.pickLive(r)
+		if !ok {
+			continue
+		}
+		old := s.versions[id]
+		if x < m.Insert+m.Update {
+			s.versions[id] = old + 1
+			s.changes = append(s.changes, Change{Op: stream.UpdateDelete, ID: id, OldVersion: old})
+		} else {
+			s.versions[id] = 0
+			s.live--
+			s.changes = append(s.changes, Change{Op: stream.Delete, ID: id, OldVersion: old})
+		}
+	}
+	return s.changes
+}
+
+// pickLive picks a live key id: a uniform id, then the next live one after it. The
+// choice depends only on the set of live ids, not on how it was reached, so a source
+// rebuilt after a crash picks the same keys.
+func (s *Source) pickLive(r *rand.Rand) (int64, bool) {
+	if s.live == 0 {
+		return 0, false
+	}
+	n := int64(len(s.versions))
+	start := r.Int64N(n)
+	for i := int64(0); i < n; i++ {
+		id := start + i
+		if id >= n {
+			id -= n
+		}
+		if s.versions[id] != 0 {
+			return id, true
+		}
+	}
+	return 0, false
+}
+
+// Router builds per-actor chunks of changes and writes the changes to A.
+type Router struct {
+	s        *Source
+	builders []*chunkBuilder
+	out      []chan<- stream.Message
+	last     row.Row // the row of the last change routed
+}
+
+// NewRouter routes to out[i] for actor i.
+func (s *Source) NewRouter(out []chan<- stream.Message) *Router {
+	r := &Router{s: s, out: out}
+	for range out {
+		r.builders = append(r.builders, newChunkBuilder(s.cfg.ChunkSize, len(s.schema.Columns)))
+	}
+	return r
+}
+
+// Apply writes changes to A in b, routes them, and returns the logical bytes written.
+func (rt *Router) Apply(ctx context.Context, b *pebble.Batch, changes []Change) (int64, error) {
+	s := rt.s
+	var bytes int64
+	for _, c := range changes {
+		switch c.Op {
+		case stream.Insert:
+			if err := rt.emit(ctx, stream.Insert, c.ID, 1); err != nil {
+				return bytes, err
+			}
+			n, err := s.put(b, rt.lastRow())
+			bytes += n
+			if err != nil {
+				return bytes, err
+			}
+		case stream.Delete:
+			if err := rt.emit(ctx, stream.Delete, c.ID, c.OldVersion); err != nil {
+				return bytes, err
+			}
+			n, err := s.del(b, rt.lastRow())
+			bytes += n
+			if err != nil {
+				return bytes, err
+			}
+		case stream.UpdateDelete:
+			// Both halves go to the same chunk: the pk, hence the vnode, is unchanged.
+			if err := rt.emitPair(ctx, c.ID, c.OldVersion, c.OldVersion+1); err != nil {
+				return bytes, err
+			}
+			n, err := s.put(b, rt.lastRow())
+			bytes += n
+			if err != nil {
+				return bytes, err
+			}
+		}
+	}
+	return bytes, nil
+}
+
+func (rt *Router) lastRow() row.Row { return rt.last }
+
+func (rt *Router) emit(ctx context.Context, op stream.Op, id int64, version uint32) error {
+	s := rt.s
+	s.rowBuf = s.cfg.Workload.Row(s.rowBuf, s.cfg.Seed, id, version)
+	a := s.owner[s.vnoder.Of(s.rowBuf)]
+	cb := rt.builders[a]
+	rt.last = cb.add(op, s.rowBuf)
+	if cb.full() {
+		return rt.send(ctx, a)
+	}
+	return nil
+}
+
+func (rt *Router) emitPair(ctx context.Context, id int64, oldV, newV uint32) error {
+	s := rt.s
+	s.rowBuf = s.cfg.Workload.Row(s.rowBuf, s.cfg.Seed, id, oldV)
+	a := s.owner[s.vnoder.Of(s.rowBuf)]
+	cb := rt.builders[a]
+	if cb.room() < 2 {
+		if err := rt.send(ctx, a); err != nil {
+			return err
+		}
+	}
+	cb.add(stream.UpdateDelete, s.rowBuf)
+	s.rowBuf = s.cfg.Workload.Row(s.rowBuf, s.cfg.Seed, id, newV)
+	rt.last = cb.add(stream.UpdateInsert, s.rowBuf)
+	if cb.full() {
+		return rt.send(ctx, a)
+	}
+	return nil
+}
+
+func (rt *Router) send(ctx context.Context, actor int) error {
+	c := rt.builders[actor].take()
+	if c == nil {
+		return nil
+	}
+	select {
+	case rt.out[actor] <- stream.Message{Chunk: c}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Barrier flushes every partial chunk, then sends b to every actor, in band.
+func (rt *Router) Barrier(ctx context.Context, b *stream.Barrier) error {
+	for a := range rt.out {
+		if err := rt.send(ctx, a); err != nil {
+			return err
+		}
+		select {
+		case rt.out[a] <- stream.Message{Barrier: b}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Epoch is what the source hands the barrier collector for one epoch.
+type Epoch struct {
+	Barrier *stream.Barrier
+	Batch   *pebble.Batch // A's changes
+	Bytes   int64         // logical key+value bytes in Batch
+	Changes int           // changes generated
+}
+
+// Run is the source's loop: from epoch first on, it spreads each epoch's changes over
+// the barrier interval, then injects the barrier and hands A's epoch batch to
+// deliver. When finish is closed it emits the rest of the epoch's changes at once and
+// injects the final barrier.
+func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stream.Injector, rt *Router, finish <-chan struct{}, deliver func(context.Context, Epoch) error) error {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	const slices = 20 // pacing steps per epoch
+	inj.Start(time.Now())
+	for epoch := first; ; epoch++ {
+		b := db.NewBatch()
+		var bytes int64
+		emitted, quota := 0, s.cfg.ChangesPerEpoch
+		changes := s.Generate(epoch, quota)
+		final := false
+		for !final {
+			now := time.Now()
+			left := inj.Due().Sub(now)
+			target := len(changes)
+			if left > 0 && inj.Interval > 0 {
+				target = int(float64(len(changes)) * (1 - float64(left)/float64(inj.Interval)))
+			}
+			if target > emitted {
+				n, err := rt.Apply(ctx, b, changes[emitted:target])
+				bytes += n
+				if err != nil {
+					b.Close()
+					return err
+				}
+				emitted = target
+			}
+			if left <= 0 {
+				break
+			}
+			timer.Reset(min(left, max(inj.Interval/slices, time.Millisecond)))
+			select {
+			case <-timer.C:
+			case <-finish:
+				final = true
+				finish = nil
+			case <-ctx.Done():
+				b.Close()
+				return ctx.Err()
+			}
+		}
+		n, err := rt.Apply(ctx, b, changes[emitted:])
+		bytes += n
+		if err != nil {
+			b.Close()
+			return err
+		}
+		bar := inj.Inject(epoch, time.Now(), final)
+		if err := rt.Barrier(ctx, bar); err != nil {
+			b.Close()
+			return err
+		}
+		if err := deliver(ctx, Epoch{Barrier: bar, Batch: b, Bytes: bytes, Changes: len(changes)}); err != nil {
+			return err
+		}
+		if final {
+			return nil
+		}
+	}
+}

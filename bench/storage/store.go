@@ -1,0 +1,216 @@
+package storage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+)
+
+// Options configures the DB of one job.
+type Options struct {
+	FS           vfs.FS // the filesystem; it is wrapped in a meterfs.FS
+	Dir          string // the DB directory within FS
+	CacheSize    int64  // block cache bytes (default 64 MiB)
+	MemTableSize uint64 // default 64 MiB; an epoch batch over half of it becomes a flushable batch
+	Throttle     *meterfs.Throttle
+	Logger       *slog.Logger // Pebble's info and error messages (nil: discarded)
+}
+
+// Store is one job's DB.
+type Store struct {
+	DB     *pebble.DB
+	FS     *meterfs.FS
+	cache  *pebble.Cache
+	latest atomic.Pointer[EpochSnapshot]
+
+	mu       sync.Mutex
+	notify   chan struct{} // closed and replaced at every commit
+	recorded uint64        // epoch of the last commit
+}
+
+// Open opens (or creates) the DB and takes a snapshot at its committed epoch.
+func Open(o Options) (*Store, error) {
+	if o.FS == nil {
+		return nil, errors.New("storage: Options.FS is nil")
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = 64 << 20
+	}
+	if o.MemTableSize == 0 {
+		o.MemTableSize = 64 << 20
+	}
+	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), notify: make(chan struct{})}
+	db, err := pebble.Open(o.Dir, &pebble.Options{
+		FS:                 s.FS,
+		Cache:              s.cache,
+		MemTableSize:       o.MemTableSize,
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{o.Logger},
+	})
+	if err != nil {
+		s.cache.Unref()
+		return nil, fmt.Errorf("storage: open %q: %w", o.Dir, err)
+	}
+	s.DB = db
+	epoch, err := s.readCommittedEpoch()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.latest.Store(newEpochSnapshot(epoch, db.NewSnapshot()))
+	s.recorded = epoch
+	return s, nil
+}
+
+// Close releases the latest snapshot and closes the DB.
+func (s *Store) Close() error {
+	if e := s.latest.Swap(nil); e != nil {
+		e.Release()
+	}
+	err := s.DB.Close()
+	s.cache.Unref()
+	return err
+}
+
+var committedEpochKey = append(AppendPrefix(nil, TableMeta, 0), "committed_epoch"...)
+
+func (s *Store) readCommittedEpoch() (uint64, error) {
+	v, closer, err := s.DB.Get(committedEpochKey)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("storage: read committed_epoch: %w", err)
+	}
+	defer closer.Close()
+	if len(v) != 8 {
+		return 0, fmt.Errorf("storage: committed_epoch has %d bytes, want 8", len(v))
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// CommitEpoch adds committed_epoch = epoch to b and commits it as one atomic batch,
+// synced when sync is set (a checkpoint). It then publishes a snapshot at that epoch,
+// which Latest returns until the next commit. b is closed.
+func (s *Store) CommitEpoch(b *pebble.Batch, epoch uint64, sync bool) error {
+	defer b.Close()
+	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
+		return err
+	}
+	opt := pebble.NoSync
+	if sync {
+		opt = pebble.Sync
+	}
+	if err := b.Commit(opt); err != nil {
+		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
+	if old := s.latest.Swap(newEpochSnapshot(epoch, s.DB.NewSnapshot())); old != nil {
+		old.Release()
+	}
+	s.mu.Lock()
+	s.recorded = epoch
+	close(s.notify)
+	s.notify = make(chan struct{})
+	s.mu.Unlock()
+	return nil
+}
+
+// Committed returns the last committed epoch and a channel closed at the next commit.
+func (s *Store) Committed() (uint64, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.recorded, s.notify
+}
+
+// Latest returns the snapshot of the last committed epoch with a reference the caller
+// must Release.
+func (s *Store) Latest() *EpochSnapshot {
+	for {
+		e := s.latest.Load()
+		if e.tryAcquire() {
+			return e
+		}
+	}
+}
+
+// WaitForCompactions waits, at most max, until no compaction runs and no level asks
+// for one, so write-amplification figures include the compactions a job caused.
+func (s *Store) WaitForCompactions(ctx context.Context, max time.Duration) {
+	deadline := time.Now().Add(max)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		m := s.DB.Metrics()
+		settled := m.Compact.NumInProgress == 0
+		for i := range m.Levels {
+			if m.Levels[i].Score > 1.05 {
+				settled = false
+			}
+		}
+		if settled {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// EpochSnapshot is a Pebble snapshot of one committed epoch, reference counted so
+// that the scans reading it keep it open after newer epochs commit.
+type EpochSnapshot struct {
+	Epoch uint64
+	Snap  *pebble.Snapshot
+	refs  atomic.Int64
+}
+
+func newEpochSnapshot(epoch uint64, snap *pebble.Snapshot) *EpochSnapshot {
+	e := &EpochSnapshot{Epoch: epoch, Snap: snap}
+	e.refs.Store(1)
+	return e
+}
+
+func (e *EpochSnapshot) tryAcquire() bool {
+	for {
+		n := e.refs.Load()
+		if n == 0 {
+			return false
+		}
+		if e.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release drops a reference; the last one closes the snapshot.
+func (e *EpochSnapshot) Release() {
+	if e.refs.Add(-1) == 0 {
+		e.Snap.Close()
+	}
+}
+
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	if p.l != nil {
+		p.l.Debug(fmt.Sprintf(format, args...), "from", "pebble")
+	}
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	if p.l != nil {
+		p.l.Error(fmt.Sprintf(format, args...), "from", "pebble")
+	}
+}
+
+// Fatalf is called by Pebble on unrecoverable errors (a failed WAL write); it must
+// not return, and a panic here names the cause instead of exiting silently.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf("pebble fatal: "+format, args...))
+}
