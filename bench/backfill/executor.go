@@ -35,6 +35,7 @@ type Part struct {
 	UpstreamRows int64 // upstream rows received this epoch
 	MVBytes      int64 // logical key+value bytes written to B
 	StateBytes   int64 // logical key+value bytes written to the state table
+	NetRows      int64 // visible inserts minus visible deletes sent downstream
 }
 
 // Env is what an actor runs against.
@@ -343,7 +344,9 @@ func (e *Executor) persist() error {
 	return nil
 }
 
-// materialize applies the visible rows of c to B in the epoch's batch.
+// materialize applies the visible rows of c to B in the epoch's batch. B is keyed by
+// pk, so a row emitted twice would not show in B itself; NetRows counts the changelog
+// as a downstream aggregate would, which the pipeline checks against |A|.
 func (e *Executor) materialize(c *stream.Chunk) error {
 	s := e.cfg.Schema
 	for i, r := range c.Rows {
@@ -356,6 +359,7 @@ func (e *Executor) materialize(c *stream.Chunk) error {
 				return err
 			}
 			e.part.MVBytes += int64(len(e.keyBuf))
+			e.part.NetRows--
 			continue
 		}
 		e.valBuf = row.AppendValue(e.valBuf[:0], r)
@@ -363,6 +367,7 @@ func (e *Executor) materialize(c *stream.Chunk) error {
 			return err
 		}
 		e.part.MVBytes += int64(len(e.keyBuf) + len(e.valBuf))
+		e.part.NetRows++
 	}
 	return nil
 }

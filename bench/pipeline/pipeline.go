@@ -100,6 +100,9 @@ func (c *Config) fill() error {
 	if c.SettleWait == 0 {
 		c.SettleWait = d.SettleWait
 	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 	switch {
 	case c.Rows < 0:
 		return fmt.Errorf("rows %d: must be ≥ 0", c.Rows)
@@ -147,6 +150,7 @@ type Result struct {
 	FS           meterfs.Stats // physical bytes during the job, after compactions settled
 	CPU          time.Duration // process user+sys during the job
 	FinalEpoch   uint64
+	MVRows       int64 // rows in B (= rows in A) at the final epoch
 }
 
 // Rows is snapshot plus upstream rows processed.
@@ -272,7 +276,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		inputs[i] = make(chan stream.Message, 16)
 		outs[i] = inputs[i]
 	}
-	col := newCollector(j.store, cfg.Par, res)
+	col := newCollector(cfg.Logger, j.store, cfg.Par, res)
 	finish := make(chan struct{})
 	var exhausted atomic.Int64
 	onExhausted := func() {
@@ -323,9 +327,14 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 
 	snap := j.store.Latest()
 	defer snap.Release()
-	if err := VerifyMV(snap.Snap, cfg.Workload.Schema()); err != nil {
+	rows, err := VerifyMV(snap.Snap, cfg.Workload.Schema())
+	if err != nil {
 		return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 	}
+	if col.netRows != rows {
+		return nil, fmt.Errorf("pipeline: epoch %d: MV verification: the changelog sent downstream nets to %d rows but A has %d: a row was emitted twice or deleted before it was emitted", snap.Epoch, col.netRows, rows)
+	}
+	res.MVRows = rows
 	j.store.WaitForCompactions(context.Background(), cfg.SettleWait)
 	res.FS = j.store.FS.Stats().Sub(fsStart)
 	return res, nil
@@ -344,18 +353,20 @@ func cpuTime() time.Duration {
 // collector gathers each epoch's parts (the source's and every actor's), commits the
 // epoch as one batch, and records its barrier latency.
 type collector struct {
+	log   *slog.Logger
 	store *storage.Store
 	par   int
 	res   *Result
 	parts chan any // source.Epoch or backfill.Part, in epoch order per producer
 
+	netRows     int64 // the changelog's inserts minus deletes, over all epochs
 	done        bool
 	finalEpoch  uint64
 	finalCommit time.Time
 }
 
-func newCollector(s *storage.Store, par int, res *Result) *collector {
-	return &collector{store: s, par: par, res: res, parts: make(chan any, 4*(par+1))}
+func newCollector(log *slog.Logger, s *storage.Store, par int, res *Result) *collector {
+	return &collector{log: log, store: s, par: par, res: res, parts: make(chan any, 4*(par+1))}
 }
 
 func (c *collector) deliverActor(ctx context.Context, p backfill.Part) error {
@@ -457,6 +468,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		tr.UpstreamRows += a.UpstreamRows
 		c.res.Logical.MV += a.MVBytes
 		c.res.Logical.State += a.StateBytes
+		c.netRows += a.NetRows
 		allFinished = allFinished && a.Finished
 	}
 	pe.actors = nil
@@ -467,6 +479,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	now := time.Now()
 	tr.Latency = now.Sub(tr.Injected)
 	c.res.Epochs = append(c.res.Epochs, tr)
+	c.log.Debug("epoch committed", "epoch", epoch, "latency", tr.Latency, "snapshot_rows", tr.SnapshotRows, "upstream_rows", tr.UpstreamRows, "final", bar.Final)
 	c.res.SnapshotRows += tr.SnapshotRows
 	c.res.UpstreamRows += tr.UpstreamRows
 	if bar.Final {

@@ -11,25 +11,32 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
-// VerifyMV checks that table B equals table A at snap, row for row: the same
-// vnode|pk keys with the same values. The error names the first differing key.
-func VerifyMV(snap *pebble.Snapshot, s *row.Schema) error {
+// Reader is what VerifyMV reads: a snapshot, the DB, or an indexed batch.
+type Reader interface {
+	NewIter(*pebble.IterOptions) (*pebble.Iterator, error)
+}
+
+// VerifyMV checks that table B equals table A in snap, row for row: the same
+// vnode|pk keys with the same values, and returns the row count. The error names the
+// first differing key.
+func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
 	open := func(t storage.TableID) (*pebble.Iterator, error) {
 		lo, hi := storage.TableBounds(t)
 		return snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	}
 	a, err := open(storage.TableUpstream)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer a.Close()
 	b, err := open(storage.TableMV)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer b.Close()
 	okA, okB := a.First(), b.First()
-	for n := 0; okA || okB; n++ {
+	var n int64
+	for ; okA || okB; n++ {
 		var ka, kb []byte
 		if okA {
 			ka = a.Key()[4:]
@@ -39,21 +46,21 @@ func VerifyMV(snap *pebble.Snapshot, s *row.Schema) error {
 		}
 		switch c := bytes.Compare(ka, kb); {
 		case !okB || okA && c < 0:
-			return fmt.Errorf("MV verification: row %s is in A but missing from B", describeKey(ka, s))
+			return 0, fmt.Errorf("MV verification: row %s is in A but missing from B", describeKey(ka, s))
 		case !okA || c > 0:
-			return fmt.Errorf("MV verification: row %s is in B but not in A", describeKey(kb, s))
+			return 0, fmt.Errorf("MV verification: row %s is in B but not in A", describeKey(kb, s))
 		}
 		if !bytes.Equal(a.Value(), b.Value()) {
 			ra, _ := row.DecodeValue(nil, a.Value())
 			rb, _ := row.DecodeValue(nil, b.Value())
-			return fmt.Errorf("MV verification: row %s differs: A has %v, B has %v", describeKey(ka, s), ra, rb)
+			return 0, fmt.Errorf("MV verification: row %s differs: A has %v, B has %v", describeKey(ka, s), ra, rb)
 		}
 		okA, okB = a.Next(), b.Next()
 	}
 	if err := a.Error(); err != nil {
-		return err
+		return 0, err
 	}
-	return b.Error()
+	return n, b.Error()
 }
 
 // describeKey renders a vnode|pk key suffix as "vnode 7 pk (42)".

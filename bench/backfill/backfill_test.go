@@ -1,0 +1,199 @@
+package backfill
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/backfill-bench/backfill-bench/bench/memcmp"
+	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/stream"
+)
+
+var kv = row.Schema{
+	Columns: []row.Column{{Name: "k", Kind: row.Int64}, {Name: "v", Kind: row.String}},
+	PK:      []int{0},
+	DistKey: []int{0},
+}
+
+func chunkOf(ops []stream.Op, keys []int64) *stream.Chunk {
+	c := stream.NewChunk(len(ops))
+	for i, op := range ops {
+		c.Append(op, row.Row{row.I64(keys[i]), row.Str("x")})
+	}
+	return c
+}
+
+func TestFilterUpTo(t *testing.T) {
+	I, D, UD, UI := stream.Insert, stream.Delete, stream.UpdateDelete, stream.UpdateInsert
+	pos5 := []row.Datum{row.I64(5)}
+	tests := []struct {
+		name    string
+		ops     []stream.Op
+		keys    []int64
+		pos     []row.Datum
+		wantVis []bool
+		wantOps []stream.Op
+	}{
+		{"before any snapshot row: all dropped", []stream.Op{I, D}, []int64{1, 2}, nil, []bool{false, false}, []stream.Op{I, D}},
+		{"pk equal to pos is kept", []stream.Op{I, I, I}, []int64{4, 5, 6}, pos5, []bool{true, true, false}, []stream.Op{I, I, I}},
+		{"deletes filtered like inserts", []stream.Op{D, D}, []int64{-3, 9}, pos5, []bool{true, false}, []stream.Op{D, D}},
+		{"update pair below pos kept whole", []stream.Op{UD, UI}, []int64{2, 2}, pos5, []bool{true, true}, []stream.Op{UD, UI}},
+		{"update pair above pos dropped whole", []stream.Op{UD, UI}, []int64{7, 7}, pos5, []bool{false, false}, []stream.Op{UD, UI}},
+		{"update pair split: old kept becomes Delete", []stream.Op{UD, UI}, []int64{3, 8}, pos5, []bool{true, false}, []stream.Op{D, UI}},
+		{"update pair split: new kept becomes Insert", []stream.Op{UD, UI}, []int64{8, 3}, pos5, []bool{false, true}, []stream.Op{UD, I}},
+		{"pairs after singles", []stream.Op{I, UD, UI, UD, UI}, []int64{9, 1, 6, 6, 6}, pos5, []bool{false, true, false, false, false}, []stream.Op{I, D, UI, UD, UI}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := chunkOf(tt.ops, tt.keys)
+			FilterUpTo(c, &kv, tt.pos)
+			for i := range tt.ops {
+				if c.Visible(i) != tt.wantVis[i] {
+					t.Errorf("row %d (key %d): visible %v, want %v", i, tt.keys[i], c.Visible(i), tt.wantVis[i])
+				}
+			}
+			if !slices.Equal(c.Ops, tt.wantOps) {
+				t.Errorf("ops %v, want %v", c.Ops, tt.wantOps)
+			}
+		})
+	}
+}
+
+func TestFilterKeepsEarlierInvisibility(t *testing.T) {
+	c := chunkOf([]stream.Op{stream.Insert, stream.Insert}, []int64{1, 2})
+	c.Vis = stream.NewBitmap(2, true)
+	c.Vis.Set(0, false)
+	FilterUpTo(c, &kv, []row.Datum{row.I64(10)})
+	if c.Visible(0) || !c.Visible(1) {
+		t.Errorf("visibility %v %v, want false true", c.Visible(0), c.Visible(1))
+	}
+}
+
+func TestFilterDescendingPK(t *testing.T) {
+	desc := kv
+	desc.PKDesc = []bool{true}
+	// Descending: the scan goes 9, 8, …; having reached 5, rows 9..5 were emitted.
+	c := chunkOf([]stream.Op{stream.Insert, stream.Insert, stream.Insert}, []int64{9, 5, 4})
+	FilterUpTo(c, &desc, []row.Datum{row.I64(5)})
+	if !c.Visible(0) || !c.Visible(1) || c.Visible(2) {
+		t.Errorf("visibility %v %v %v, want true true false", c.Visible(0), c.Visible(1), c.Visible(2))
+	}
+}
+
+// testDB writes n random keys spread over vnodes into table A and returns the DB and
+// the sorted pks.
+func testDB(t testing.TB, n, vnodes int) (*pebble.DB, []int64) {
+	db, err := pebble.Open("/db", &pebble.Options{FS: vfs.NewMem()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r := rand.New(rand.NewPCG(1, 1))
+	vn := storage.NewVnoder(&kv, vnodes)
+	b := db.NewBatch()
+	seen := map[int64]bool{}
+	var keys []int64
+	for len(keys) < n {
+		k := r.Int64N(1_000_000) - 500_000
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		keys = append(keys, k)
+		rw := row.Row{row.I64(k), row.Str(fmt.Sprint(k))}
+		b.Set(storage.AppendRowKey(nil, storage.TableUpstream, vn.Of(rw), &kv, rw), row.AppendValue(nil, rw), nil)
+		// Other tables around A must not leak into the scan.
+		b.Set(storage.AppendRowKey(nil, storage.TableMV, vn.Of(rw), &kv, rw), nil, nil)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	return db, keys
+}
+
+func allVnodes(n int) []uint16 {
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = uint16(i)
+	}
+	return v
+}
+
+func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte) []int64 {
+	t.Helper()
+	m, err := NewMergeIter(snap, storage.TableUpstream, vnodes, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	var got []int64
+	var prev []byte
+	for {
+		k, v, ok := m.Next()
+		if !ok {
+			break
+		}
+		if prev != nil && bytes.Compare(prev, k[storage.PrefixLen:]) >= 0 {
+			t.Fatalf("out of order: %x after %x", k, prev)
+		}
+		prev = append(prev[:0], k[storage.PrefixLen:]...)
+		r, err := row.DecodeValue(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r[0].I)
+	}
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestMergeIterOrderAndResume(t *testing.T) {
+	for _, vnodes := range []int{1, 7, 256} {
+		t.Run(fmt.Sprint("vnodes=", vnodes), func(t *testing.T) {
+			db, keys := testDB(t, 2000, vnodes)
+			snap := db.NewSnapshot()
+			defer snap.Close()
+			if got := scanAll(t, snap, allVnodes(vnodes), nil); !slices.Equal(got, keys) {
+				t.Fatalf("merged scan returned %d keys, want the %d sorted keys", len(got), len(keys))
+			}
+			// Resuming after a position returns exactly the keys above it, whether or
+			// not the position itself exists.
+			for _, pos := range []int64{keys[0], keys[999], keys[999] + 1, keys[len(keys)-1], -1 << 40} {
+				after := memcmp.AppendKey(nil, []row.Datum{row.I64(pos)}, nil)
+				i, _ := slices.BinarySearch(keys, pos+1)
+				if got := scanAll(t, snap, allVnodes(vnodes), after); !slices.Equal(got, keys[i:]) {
+					t.Errorf("after %d: got %d keys, want %d", pos, len(got), len(keys)-i)
+				}
+			}
+		})
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	for _, st := range []VnodeState{
+		{Vnode: 3, Pos: nil, Finished: false, RowCount: 0},
+		{Vnode: 65535, Pos: []row.Datum{row.I64(-9), row.Str("a\x00")}, Finished: true, RowCount: 1 << 40},
+	} {
+		pkLen := 2
+		got, err := DecodeState(AppendStateValue(nil, st, pkLen, nil), pkLen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Vnode != st.Vnode || got.Finished != st.Finished || got.RowCount != st.RowCount || !slices.Equal(got.Pos, st.Pos) {
+			t.Errorf("got %+v, want %+v", got, st)
+		}
+	}
+	if _, err := DecodeState(AppendStateValue(nil, VnodeState{}, 1, nil), 2); err == nil {
+		t.Error("decoding with the wrong pk length: no error")
+	}
+}

@@ -1,0 +1,220 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/source"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+)
+
+// smallJob is a job that spans many short epochs while the scan runs, with a busy
+// change stream, so the filter and the rescans are exercised.
+func smallJob(rows int64, par, vnodes int, persist bool, seed uint64) Config {
+	cfg := Default()
+	cfg.Rows = rows
+	cfg.Par = par
+	cfg.Vnodes = vnodes
+	cfg.Persist = persist
+	cfg.Seed = seed
+	cfg.BarrierInterval = 10 * time.Millisecond
+	cfg.ChangesPerSecond = 5_000
+	cfg.ChunkSize = 64
+	cfg.SnapshotRateLimit = 30_000
+	cfg.SettleWait = 100 * time.Millisecond
+	return cfg
+}
+
+func runJob(t *testing.T, cfg Config) (*Result, *Job) {
+	t.Helper()
+	j, err := Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	res, err := j.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, j
+}
+
+// midScanEpochs counts epochs that carried both snapshot rows and upstream rows.
+func midScanEpochs(res *Result) int {
+	n := 0
+	for _, e := range res.Epochs {
+		if e.SnapshotRows > 0 && e.UpstreamRows > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func TestBackfillEqualsUpstream(t *testing.T) {
+	seed := uint64(0)
+	for _, par := range []int{1, 2, 4} {
+		for _, vnodes := range []int{1, 256} {
+			for _, persist := range []bool{false, true} {
+				if vnodes < par {
+					continue
+				}
+				seed++
+				name := fmt.Sprintf("par=%d/vnodes=%d/persist=%v", par, vnodes, persist)
+				cfg := smallJob(3000, par, vnodes, persist, seed)
+				t.Run(name, func(t *testing.T) {
+					t.Parallel()
+					res, _ := runJob(t, cfg) // Run verifies B == A
+					if n := midScanEpochs(res); n < 3 {
+						t.Errorf("only %d epochs mixed snapshot and upstream rows; the test no longer exercises the merge", n)
+					}
+					if res.SnapshotRows < cfg.Rows {
+						t.Errorf("read %d snapshot rows, want ≥ %d", res.SnapshotRows, cfg.Rows)
+					}
+				})
+			}
+		}
+	}
+}
+
+func TestEdgeCases(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"empty upstream table", func(c *Config) { c.Rows = 0 }},
+		{"empty table snapshot only", func(c *Config) { c.Rows = 0; c.NoChanges = true }},
+		{"upstream only deletes", func(c *Config) { c.Mix = source.Mix{Delete: 1}; c.ChangesPerSecond = 50_000 }},
+		{"single row", func(c *Config) { c.Rows = 1 }},
+		{"snapshot only", func(c *Config) { c.NoChanges = true }},
+		{"updates only", func(c *Config) { c.Mix = source.Mix{Update: 1} }},
+		{"checkpoint every 3rd barrier", func(c *Config) { c.CheckpointFrequency = 3 }},
+		{"one-row chunks", func(c *Config) { c.ChunkSize = 1; c.Rows = 500 }},
+		{"more actors than rows", func(c *Config) { c.Rows = 2; c.Par = 4 }},
+		{"no rate limit", func(c *Config) { c.SnapshotRateLimit = 0; c.Rows = 20000 }},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, persist := range []bool{false, true} {
+				cfg := smallJob(1000, 2, 256, persist, uint64(100+i))
+				tt.edit(&cfg)
+				res, j := runJob(t, cfg)
+				if cfg.NoChanges && res.UpstreamRows != 0 {
+					t.Errorf("snapshot-only job saw %d upstream rows", res.UpstreamRows)
+				}
+				if persist {
+					checkStateRows(t, j, res)
+				}
+			}
+		})
+	}
+}
+
+// checkStateRows checks the state table after a persist=on job: one row per vnode,
+// all finished, row counts summing to the snapshot rows read.
+func checkStateRows(t *testing.T, j *Job, res *Result) {
+	t.Helper()
+	snap := j.Store().Latest()
+	defer snap.Release()
+	cfg := j.Config()
+	states, err := backfill.ReadStates(snap.Snap, len(cfg.Workload.Schema().PK))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != cfg.Vnodes {
+		t.Fatalf("state table has %d rows, want one per vnode (%d)", len(states), cfg.Vnodes)
+	}
+	var sum int64
+	for i, st := range states {
+		if int(st.Vnode) != i {
+			t.Errorf("state row %d is for vnode %d", i, st.Vnode)
+		}
+		if !st.Finished {
+			t.Errorf("vnode %d not finished", st.Vnode)
+		}
+		sum += st.RowCount
+	}
+	if sum != res.SnapshotRows {
+		t.Errorf("state row counts sum to %d, want the %d snapshot rows read", sum, res.SnapshotRows)
+	}
+}
+
+func TestStateRowsAfterPersistedJob(t *testing.T) {
+	res, j := runJob(t, smallJob(4000, 2, 256, true, 7))
+	checkStateRows(t, j, res)
+	if res.Logical.State == 0 {
+		t.Error("persist=on wrote no state bytes")
+	}
+}
+
+func TestNoStateRowsWithoutPersist(t *testing.T) {
+	res, j := runJob(t, smallJob(2000, 2, 16, false, 8))
+	snap := j.Store().Latest()
+	defer snap.Release()
+	states, err := backfill.ReadStates(snap.Snap, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(states) != 0 || res.Logical.State != 0 {
+		t.Errorf("persist=off left %d state rows, %d state bytes", len(states), res.Logical.State)
+	}
+}
+
+func TestVerifyMVNamesFirstDifference(t *testing.T) {
+	_, j := runJob(t, smallJob(500, 1, 4, false, 9))
+	db := j.Store().DB
+	s := j.Config().Workload.Schema()
+	tests := []struct {
+		name, want string
+		edit       func(b *pebble.Batch, r row.Row, vn uint16)
+	}{
+		{"missing", "missing from B", func(b *pebble.Batch, r row.Row, vn uint16) {
+			b.Delete(storage.AppendRowKey(nil, storage.TableMV, vn, s, r), nil)
+		}},
+		{"extra", "in B but not in A", func(b *pebble.Batch, r row.Row, vn uint16) {
+			b.Delete(storage.AppendRowKey(nil, storage.TableUpstream, vn, s, r), nil)
+		}},
+		{"differs", "differs", func(b *pebble.Batch, r row.Row, vn uint16) {
+			r2 := append(row.Row(nil), r...)
+			r2[2] = row.Str("tampered")
+			b.Set(storage.AppendRowKey(nil, storage.TableMV, vn, s, r), row.AppendValue(nil, r2), nil)
+		}},
+	}
+	// Tamper with the first row of A (by key order), whatever the stream left there.
+	lo, hi := storage.TableBounds(storage.TableUpstream)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !it.First() {
+		t.Fatal("A is empty")
+	}
+	vn := storage.KeyVnode(it.Key())
+	r, err := row.DecodeValue(nil, it.Value())
+	it.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantKey := fmt.Sprintf("vnode %d pk (%d)", vn, r[0].I)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := db.NewIndexedBatch()
+			defer b.Close()
+			tt.edit(b, r, vn)
+			// Read through the uncommitted batch on top of the DB.
+			if _, err := VerifyMV(b, s); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), wantKey) {
+				t.Errorf("error = %v, want one containing %q and %q", err, tt.want, wantKey)
+			}
+			if _, err := VerifyMV(db, s); err != nil {
+				t.Errorf("untouched DB: %v", err)
+			}
+		})
+	}
+}
