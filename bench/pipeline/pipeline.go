@@ -243,6 +243,17 @@ func (j *Job) loadA(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// settle flushes what the job left in the memtable and waits (bounded) for the
+// compactions it causes, so that physical bytes count everything the job's writes
+// cost, not only the WAL. Untimed.
+func (j *Job) settle() error {
+	if err := j.store.DB.Flush(); err != nil {
+		return fmt.Errorf("pipeline: flush after the job: %w", err)
+	}
+	j.store.WaitForCompactions(context.Background(), j.cfg.SettleWait)
+	return nil
+}
+
 // Close closes the DB.
 func (j *Job) Close() error { return j.store.Close() }
 
@@ -335,7 +346,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("pipeline: epoch %d: MV verification: the changelog sent downstream nets to %d rows but A has %d: a row was emitted twice or deleted before it was emitted", snap.Epoch, col.netRows, rows)
 	}
 	res.MVRows = rows
-	j.store.WaitForCompactions(context.Background(), cfg.SettleWait)
+	if err := j.settle(); err != nil {
+		return nil, err
+	}
 	res.FS = j.store.FS.Stats().Sub(fsStart)
 	return res, nil
 }

@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+)
+
+// RawCopy is the physical limit a backfill is measured against: one iterator scans A
+// and its rows are batch-written to a scratch table, chunk by chunk, with no stream,
+// no merge and no filter; one synced commit per barrier-sized batch. It verifies the
+// copy and measures it like Run. A prepared job runs either Run or RawCopy, once.
+func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
+	if j.ran {
+		return nil, errors.New("pipeline: a job runs once; Prepare another")
+	}
+	j.ran = true
+	res := &Result{Load: j.load}
+	fsStart := j.store.FS.Stats()
+	cpuStart := cpuTime()
+	start := time.Now()
+
+	snap := j.store.Latest()
+	defer snap.Release()
+	lo, hi := storage.TableBounds(storage.TableUpstream)
+	it, err := snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	// A synced commit every 64 chunks, like a checkpoint; the batches stay well under
+	// half the memtable.
+	perCommit := int64(64 * j.cfg.ChunkSize)
+	epoch := snap.Epoch
+	b := j.store.DB.NewBatch()
+	key := make([]byte, 0, 64)
+	flush := func() error {
+		epoch++
+		err := j.store.CommitEpoch(b, epoch, true)
+		b = j.store.DB.NewBatch()
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		key = append(storage.AppendPrefix(key[:0], storage.TableScratch, storage.KeyVnode(it.Key())), it.Key()[storage.PrefixLen:]...)
+		v, err := it.ValueAndErr()
+		if err != nil {
+			b.Close()
+			return nil, err
+		}
+		if err := b.Set(key, v, nil); err != nil {
+			b.Close()
+			return nil, err
+		}
+		res.Logical.MV += int64(len(key) + len(v))
+		res.SnapshotRows++
+		if res.SnapshotRows%perCommit == 0 {
+			if err := flush(); err != nil {
+				b.Close()
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				b.Close()
+				return nil, err
+			}
+		}
+	}
+	if err := it.Error(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	b.Close()
+	res.Wall = time.Since(start)
+	res.CPU = cpuTime() - cpuStart
+	res.FinalEpoch = epoch
+	if err := j.verifyCopy(); err != nil {
+		return nil, err
+	}
+	if err := j.settle(); err != nil {
+		return nil, err
+	}
+	res.FS = j.store.FS.Stats().Sub(fsStart)
+	return res, nil
+}
+
+// verifyCopy checks that the scratch table holds exactly A's rows.
+func (j *Job) verifyCopy() error {
+	snap := j.store.Latest()
+	defer snap.Release()
+	open := func(t storage.TableID) (*pebble.Iterator, error) {
+		lo, hi := storage.TableBounds(t)
+		return snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	}
+	a, err := open(storage.TableUpstream)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	c, err := open(storage.TableScratch)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	okA, okC := a.First(), c.First()
+	for ; okA && okC; okA, okC = a.Next(), c.Next() {
+		if !bytes.Equal(a.Key()[4:], c.Key()[4:]) || !bytes.Equal(a.Value(), c.Value()) {
+			return fmt.Errorf("raw copy verification: key %x differs from A's %x", c.Key(), a.Key())
+		}
+	}
+	if okA || okC {
+		return fmt.Errorf("raw copy verification: row counts differ (A has more: %v)", okA)
+	}
+	return errors.Join(a.Error(), c.Error())
+}
