@@ -90,7 +90,7 @@ func TestFilterDescendingPK(t *testing.T) {
 // testDB writes n random keys spread over vnodes into table A and returns the DB and
 // the sorted pks.
 func testDB(t testing.TB, n, vnodes int) (*pebble.DB, []int64) {
-	db, err := pebble.Open("/db", &pebble.Options{FS: vfs.NewMem()})
+	db, err := pebble.Open("/db", &pebble.Options{FS: vfs.NewMem(), Logger: storage.Logger(nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,5 +195,84 @@ func TestStateRoundTrip(t *testing.T) {
 	}
 	if _, err := DecodeState(AppendStateValue(nil, VnodeState{}, 1, nil), 2); err == nil {
 		t.Error("decoding with the wrong pk length: no error")
+	}
+}
+
+// BenchmarkMergeIter measures the hot merge path: a full merged scan over vnodes.
+func BenchmarkMergeIter(b *testing.B) {
+	for _, vnodes := range []int{1, 16, 128, 256} {
+		b.Run(fmt.Sprint("vnodes=", vnodes), func(b *testing.B) {
+			db, keys := testDB(b, 100_000, vnodes)
+			snap := db.NewSnapshot()
+			defer snap.Close()
+			b.ResetTimer()
+			rows := 0
+			for i := 0; i < b.N; i++ {
+				m, err := NewMergeIter(snap, storage.TableUpstream, allVnodes(vnodes), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, _, ok := m.Next(); ok; _, _, ok = m.Next() {
+					rows++
+				}
+				if err := m.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if rows != b.N*len(keys) {
+				b.Fatalf("scanned %d rows, want %d", rows, b.N*len(keys))
+			}
+			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
+
+// BenchmarkFilterUpTo measures the pk ≤ pos filter on a buffered upstream chunk.
+func BenchmarkFilterUpTo(b *testing.B) {
+	const n = 1024
+	ops := make([]stream.Op, n)
+	keys := make([]int64, n)
+	for i := range keys {
+		keys[i] = int64(i * 7 % n)
+	}
+	pos := []row.Datum{row.I64(n / 2)}
+	c := chunkOf(ops, keys)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.Vis = nil
+		FilterUpTo(c, &kv, pos)
+	}
+	if got := c.Cardinality(); got != n/2+1 {
+		b.Fatalf("%d rows visible, want %d", got, n/2+1)
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkPersistState measures writing one actor's state rows at a barrier: one row
+// per owned vnode, as the merged scan does.
+func BenchmarkPersistState(b *testing.B) {
+	for _, vnodes := range []int{1, 128, 256} {
+		b.Run(fmt.Sprint("vnodes=", vnodes), func(b *testing.B) {
+			db, _ := testDB(b, 1, 1)
+			e, err := NewExecutor(Config{Vnodes: allVnodes(vnodes), Schema: &kv, VnodeCount: 256, ChunkSize: 1, Persist: true}, Env{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.batch = db.NewBatch()
+			defer e.batch.Close()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				// A new position each time, so every call writes.
+				e.pos = []row.Datum{row.I64(int64(i))}
+				e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, nil)
+				if err := e.persist(); err != nil {
+					b.Fatal(err)
+				}
+				if e.batch.Len() > 1<<20 {
+					e.batch.Reset()
+				}
+			}
+			b.ReportMetric(float64(e.part.StateBytes)/float64(b.N), "state-B/op")
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
@@ -467,22 +468,41 @@ func getPending(m map[uint64]*pending, e uint64) *pending {
 }
 
 func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
-	b := pe.source.Batch
 	bar := pe.source.Barrier
 	tr := EpochTrace{Epoch: epoch, Injected: bar.Injected, Checkpoint: bar.Checkpoint, Changes: int64(pe.source.Changes)}
 	c.res.Logical.Upstream += pe.source.Bytes
+	// One atomic batch per epoch: apply the others into the largest, copying least.
+	batches := []*pebble.Batch{pe.source.Batch}
 	allFinished := true
 	for _, a := range pe.actors {
-		if err := b.Apply(a.Batch, nil); err != nil {
-			return false, err
-		}
-		a.Batch.Close()
+		batches = append(batches, a.Batch)
 		tr.SnapshotRows += a.SnapshotRows
 		tr.UpstreamRows += a.UpstreamRows
 		c.res.Logical.MV += a.MVBytes
 		c.res.Logical.State += a.StateBytes
 		c.netRows += a.NetRows
 		allFinished = allFinished && a.Finished
+	}
+	largest := 0
+	for i, x := range batches {
+		if x.Len() > batches[largest].Len() {
+			largest = i
+		}
+	}
+	b := batches[largest]
+	for i, x := range batches {
+		if i == largest {
+			continue
+		}
+		err := b.Apply(x, nil)
+		x.Close()
+		if err != nil {
+			for _, y := range batches[i+1:] {
+				y.Close()
+			}
+			b.Close()
+			return false, err
+		}
 	}
 	pe.actors = nil
 	pe.source = nil

@@ -55,7 +55,7 @@ func Open(o Options) (*Store, error) {
 		Cache:              s.cache,
 		MemTableSize:       o.MemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{o.Logger},
+		Logger:             Logger(o.Logger),
 	})
 	if err != nil {
 		s.cache.Unref()
@@ -194,6 +194,10 @@ func (e *EpochSnapshot) Release() {
 		e.Snap.Close()
 	}
 }
+
+// Logger adapts l (nil: discard) to Pebble's logger: info at debug level, errors at
+// error level, and a panic on Pebble's fatal errors.
+func Logger(l *slog.Logger) pebble.Logger { return pebbleLogger{l} }
 
 type pebbleLogger struct{ l *slog.Logger }
 
