@@ -1,0 +1,159 @@
+package source
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/backfill-bench/backfill-bench/bench/stream"
+)
+
+func newSource(t *testing.T, seed uint64, mix Mix, initial int64) *Source {
+	t.Helper()
+	s, err := New(Config{Workload: Narrow{}, Seed: seed, InitialRows: initial, ChangesPerEpoch: 100, Mix: mix, ChunkSize: 8, VnodeCount: 16, Par: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestGenerateDeterministic(t *testing.T) {
+	a, b := newSource(t, 7, DefaultMix, 50), newSource(t, 7, DefaultMix, 50)
+	c := newSource(t, 8, DefaultMix, 50)
+	differs := false
+	for epoch := uint64(2); epoch < 200; epoch++ {
+		ca := slices.Clone(a.Generate(epoch, 100))
+		cb := b.Generate(epoch, 100)
+		if !slices.Equal(ca, cb) {
+			t.Fatalf("epoch %d: same seed, different changes", epoch)
+		}
+		if !slices.Equal(ca, c.Generate(epoch, 100)) {
+			differs = true
+		}
+	}
+	if !differs {
+		t.Error("seeds 7 and 8 gave the same stream")
+	}
+}
+
+func TestChangesTouchLiveKeys(t *testing.T) {
+	for _, mix := range []Mix{DefaultMix, {Delete: 1}, {Update: 1, Delete: 1}} {
+		s := newSource(t, 3, mix, 20)
+		live := map[int64]uint32{}
+		for id := int64(0); id < 20; id++ {
+			live[id] = 1
+		}
+		for epoch := uint64(2); epoch < 100; epoch++ {
+			for _, c := range s.Generate(epoch, 50) {
+				switch c.Op {
+				case stream.Insert:
+					if _, ok := live[c.ID]; ok {
+						t.Fatalf("insert of existing id %d", c.ID)
+					}
+					live[c.ID] = 1
+				case stream.UpdateDelete:
+					if live[c.ID] != c.OldVersion || c.OldVersion == 0 {
+						t.Fatalf("update of id %d at version %d, live version %d", c.ID, c.OldVersion, live[c.ID])
+					}
+					live[c.ID]++
+				case stream.Delete:
+					if live[c.ID] != c.OldVersion || c.OldVersion == 0 {
+						t.Fatalf("delete of id %d at version %d, live version %d", c.ID, c.OldVersion, live[c.ID])
+					}
+					delete(live, c.ID)
+				}
+			}
+			if int64(len(live)) != s.Live() {
+				t.Fatalf("epoch %d: %d live keys, source says %d", epoch, len(live), s.Live())
+			}
+		}
+		if mix == (Mix{Delete: 1}) && s.Live() != 0 {
+			t.Errorf("delete-only stream left %d keys", s.Live())
+		}
+	}
+}
+
+func TestPickDependsOnlyOnLiveSet(t *testing.T) {
+	// Two sources reaching the same live set by different paths pick the same keys.
+	a, b := newSource(t, 1, Mix{Delete: 1}, 10), newSource(t, 1, Mix{Delete: 1}, 10)
+	for _, id := range []int64{2, 5} {
+		a.versions[id], b.versions[9-id] = 0, 0
+	}
+	for _, id := range []int64{7, 4} {
+		a.versions[id], b.versions[9-id] = 0, 0
+	}
+	a.live, b.live = 6, 6
+	// a has 2,5,7,4 dead; b has 7,4,2,5 dead: the same set.
+	if !slices.Equal(a.Generate(9, 3), b.Generate(9, 3)) {
+		t.Error("same live set, different picks")
+	}
+}
+
+func TestRouterSendsToOwnersWithBarrierLast(t *testing.T) {
+	s := newSource(t, 5, DefaultMix, 0)
+	chans := make([]chan stream.Message, 3)
+	outs := make([]chan<- stream.Message, 3)
+	for i := range chans {
+		chans[i] = make(chan stream.Message, 1000)
+		outs[i] = chans[i]
+	}
+	rt := s.NewRouter(outs)
+	b := testBatch(t)
+	if _, err := rt.Apply(context.Background(), b, s.Generate(2, 100)); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Barrier(context.Background(), &stream.Barrier{Epoch: stream.Epoch{Prev: 1, Curr: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for a, ch := range chans {
+		close(ch)
+		var last stream.Message
+		for m := range ch {
+			if last.Barrier != nil {
+				t.Fatalf("actor %d: message after the barrier", a)
+			}
+			if m.Chunk != nil {
+				if m.Chunk.Len() > 8 {
+					t.Errorf("chunk of %d rows, chunk size 8", m.Chunk.Len())
+				}
+				for i, r := range m.Chunk.Rows {
+					if owner := s.owner[s.vnoder.Of(r)]; owner != a {
+						t.Errorf("row %v routed to actor %d, owner %d", r, a, owner)
+					}
+					if m.Chunk.Ops[i] == stream.UpdateDelete && (i+1 >= m.Chunk.Len() || m.Chunk.Ops[i+1] != stream.UpdateInsert) {
+						t.Errorf("update pair split across chunks")
+					}
+				}
+				rows += m.Chunk.Len()
+			}
+			last = m
+		}
+		if last.Barrier == nil {
+			t.Errorf("actor %d: no barrier at the end", a)
+		}
+	}
+	if rows < 100 {
+		t.Errorf("routed %d rows for 100 changes", rows)
+	}
+}
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	good := Config{Workload: Narrow{}, ChunkSize: 1, VnodeCount: 4, Par: 2, Mix: DefaultMix}
+	for name, edit := range map[string]func(*Config){
+		"no workload": func(c *Config) { c.Workload = nil },
+		"empty mix":   func(c *Config) { c.Mix = Mix{} },
+		"negative":    func(c *Config) { c.Mix = Mix{Insert: -1, Update: 2} },
+		"par>vnodes":  func(c *Config) { c.Par = 5 },
+		"chunk size":  func(c *Config) { c.ChunkSize = 0 },
+	} {
+		c := good
+		edit(&c)
+		if _, err := New(c); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := New(good); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,155 @@
+package storage
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/row"
+)
+
+func TestOwnedVnodesPartition(t *testing.T) {
+	for _, count := range []int{1, 7, 256} {
+		for par := 1; par <= count && par <= 9; par++ {
+			next := 0
+			for a := 0; a < par; a++ {
+				lo, hi := OwnedVnodes(a, par, count)
+				if lo != next || hi < lo {
+					t.Fatalf("count %d par %d: actor %d owns [%d,%d), want to start at %d", count, par, a, lo, hi, next)
+				}
+				if hi-lo < count/par || hi-lo > count/par+1 {
+					t.Errorf("count %d par %d: actor %d owns %d vnodes: unbalanced", count, par, a, hi-lo)
+				}
+				for v := lo; v < hi; v++ {
+					if o := OwnerOf(v, par, count); o != a {
+						t.Fatalf("count %d par %d: OwnerOf(%d) = %d, want %d", count, par, v, o, a)
+					}
+				}
+				next = hi
+			}
+			if next != count {
+				t.Fatalf("count %d par %d: vnodes end at %d", count, par, next)
+			}
+		}
+	}
+}
+
+func TestVnoderSpreadsAndIsStable(t *testing.T) {
+	s := &row.Schema{Columns: []row.Column{{Name: "id", Kind: row.Int64}}, PK: []int{0}, DistKey: []int{0}}
+	v := NewVnoder(s, 256)
+	hits := make([]int, 256)
+	for i := int64(0); i < 25600; i++ {
+		hits[v.Of(row.Row{row.I64(i)})]++
+	}
+	for vn, h := range hits {
+		if h < 50 || h > 160 { // mean 100
+			t.Errorf("vnode %d got %d of 25600 keys", vn, h)
+		}
+	}
+	if NewVnoder(s, 256).Of(row.Row{row.I64(42)}) != v.Of(row.Row{row.I64(42)}) {
+		t.Error("vnode of a key changed between Vnoders")
+	}
+	if NewVnoder(s, 1).Of(row.Row{row.I64(42)}) != 0 {
+		t.Error("one vnode: want vnode 0")
+	}
+}
+
+func TestKeyBounds(t *testing.T) {
+	lo, hi := VnodeBounds(TableUpstream, 0xFFFF)
+	k := AppendPrefix(nil, TableUpstream, 0xFFFF)
+	k = append(k, 0xFF, 0xFF)
+	if bytes.Compare(k, lo) < 0 || bytes.Compare(k, hi) >= 0 {
+		t.Errorf("key %x outside the last vnode's bounds [%x,%x)", k, lo, hi)
+	}
+	tlo, thi := TableBounds(TableUpstream)
+	if bytes.Compare(hi, thi) > 0 || bytes.Compare(lo, tlo) < 0 {
+		t.Errorf("vnode bounds escape the table")
+	}
+	if KeyVnode(k) != 0xFFFF {
+		t.Errorf("KeyVnode = %d", KeyVnode(k))
+	}
+}
+
+func TestCommitEpochAndReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	open := func() *Store {
+		s, err := Open(Options{FS: fs, Dir: "/db"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s := open()
+	if e, _ := s.Committed(); e != 0 {
+		t.Fatalf("new DB at epoch %d", e)
+	}
+	held := s.Latest() // a scan at epoch 0 keeps its snapshot across commits
+	_, notify := s.Committed()
+	b := s.DB.NewBatch()
+	b.Set([]byte("k"), []byte("v1"), nil)
+	if err := s.CommitEpoch(b, 5, true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-notify:
+	default:
+		t.Error("commit did not notify")
+	}
+	if _, closer, err := held.Snap.Get([]byte("k")); err != pebble.ErrNotFound {
+		t.Errorf("epoch-0 snapshot sees the epoch-5 write (err %v)", err)
+		if closer != nil {
+			closer.Close()
+		}
+	}
+	held.Release()
+	cur := s.Latest()
+	if cur.Epoch != 5 {
+		t.Errorf("latest epoch %d, want 5", cur.Epoch)
+	}
+	cur.Release()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open()
+	defer s.Close()
+	if e, _ := s.Committed(); e != 5 {
+		t.Errorf("reopened at epoch %d, want 5", e)
+	}
+}
+
+// TestFSCountsMatchPebble checks the meterfs counts against Pebble's own metrics for
+// the same writes: the WAL and flushed bytes agree.
+func TestFSCountsMatchPebble(t *testing.T) {
+	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	start := s.FS.Stats()
+	for e := uint64(1); e <= 20; e++ {
+		b := s.DB.NewBatch()
+		for i := 0; i < 1000; i++ {
+			b.Set([]byte{byte(e), byte(i >> 8), byte(i)}, bytes.Repeat([]byte{'v'}, 100), nil)
+		}
+		if err := s.CommitEpoch(b, e, e%2 == 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DB.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := s.FS.Stats().Sub(start)
+	m := s.DB.Metrics()
+	if w := int64(m.WAL.BytesWritten); got.Bytes[meterfs.WAL] < w || got.Bytes[meterfs.WAL] > w+4096 {
+		t.Errorf("FS counted %d WAL bytes, Pebble reports %d", got.Bytes[meterfs.WAL], w)
+	}
+	if f := int64(m.Levels[0].TableBytesFlushed); got.Bytes[meterfs.Flush] != f {
+		t.Errorf("FS counted %d flush bytes, Pebble reports %d", got.Bytes[meterfs.Flush], f)
+	}
+	if got.Syncs[meterfs.WAL] < 10 {
+		t.Errorf("%d WAL syncs for 10 synced epochs", got.Syncs[meterfs.WAL])
+	}
+}
