@@ -37,6 +37,7 @@ type Config struct {
 	ChangesPerSecond    float64 // upstream change rate; 0 = snapshot only (set NoChanges)
 	NoChanges           bool    // force a snapshot-only job
 	Mix                 source.Mix
+	ChangeEpochs        int     // epochs of the job that carry changes (0: all)
 	SnapshotRateLimit   float64 // snapshot rows/s per actor; 0: unlimited
 
 	FS           vfs.FS // nil: a fresh in-memory FS
@@ -117,6 +118,8 @@ func (c *Config) fill() error {
 		return fmt.Errorf("checkpoint frequency %d: must be ≥ 1", c.CheckpointFrequency)
 	case c.ChunkSize < 1:
 		return fmt.Errorf("chunk size %d: must be ≥ 1", c.ChunkSize)
+	case c.ChangeEpochs < 0:
+		return fmt.Errorf("change epochs %d: must be ≥ 0", c.ChangeEpochs)
 	case c.ChangesPerSecond < 0:
 		return fmt.Errorf("changes per second %v: must be ≥ 0", c.ChangesPerSecond)
 	}
@@ -214,6 +217,7 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 		Workload: cfg.Workload, Seed: cfg.Seed, InitialRows: cfg.Rows,
 		ChangesPerEpoch: int(cfg.ChangesPerSecond * cfg.BarrierInterval.Seconds()),
 		Mix:             cfg.Mix, ChunkSize: cfg.ChunkSize, VnodeCount: cfg.Vnodes, Par: cfg.Par,
+		LastChangeEpoch: lastChangeEpoch(cfg.ChangeEpochs),
 	})
 	if err != nil {
 		store.Close()
@@ -228,12 +232,22 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 	return j, nil
 }
 
+// loadEpoch is the epoch that commits the initial table; the job starts after it.
+const loadEpoch = 1
+
+func lastChangeEpoch(n int) uint64 {
+	if n == 0 {
+		return 0
+	}
+	return loadEpoch + uint64(n)
+}
+
 func (j *Job) loadA(ctx context.Context) error {
 	if err := j.src.LoadInitial(j.store.DB, 4096); err != nil {
 		return fmt.Errorf("pipeline: load A: %w", err)
 	}
 	b := j.store.DB.NewBatch()
-	if err := j.store.CommitEpoch(b, 1, true); err != nil {
+	if err := j.store.CommitEpoch(b, loadEpoch, true); err != nil {
 		return fmt.Errorf("pipeline: load A: %w", err)
 	}
 	// A lives in sstables before the job, as a real table would.

@@ -16,7 +16,9 @@ import (
 )
 
 // smallJob is a job that spans many short epochs while the scan runs, with a busy
-// change stream, so the filter and the rescans are exercised.
+// change stream, so the filter and the rescans are exercised. The stream stops after
+// 30 epochs: the scan must end even on a machine slow enough (or a -race build) that
+// it would otherwise chase the inserts forever.
 func smallJob(rows int64, par, vnodes int, persist bool, seed uint64) Config {
 	cfg := Default()
 	cfg.Rows = rows
@@ -24,10 +26,13 @@ func smallJob(rows int64, par, vnodes int, persist bool, seed uint64) Config {
 	cfg.Vnodes = vnodes
 	cfg.Persist = persist
 	cfg.Seed = seed
-	cfg.BarrierInterval = 10 * time.Millisecond
+	// Reopening the merged scan costs an iterator per owned vnode at every barrier;
+	// the interval leaves room for that, or each epoch would read just one row.
+	cfg.BarrierInterval = 10*time.Millisecond + time.Duration(vnodes/par)*100*time.Microsecond
 	cfg.ChangesPerSecond = 5_000
 	cfg.ChunkSize = 64
-	cfg.SnapshotRateLimit = 30_000
+	cfg.SnapshotRateLimit = 30_000 / float64(par) // ~100 ms of scan for 3000 rows
+	cfg.ChangeEpochs = 30
 	cfg.SettleWait = 100 * time.Millisecond
 	return cfg
 }
@@ -39,7 +44,9 @@ func runJob(t *testing.T, cfg Config) (*Result, *Job) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { j.Close() })
-	res, err := j.Run(context.Background())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := j.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ type Config struct {
 	Seed            uint64
 	InitialRows     int64 // key ids [0, InitialRows) exist at version 1 before the job
 	ChangesPerEpoch int   // 0: snapshot only
+	LastChangeEpoch uint64 // epochs after it carry no changes (0: no end)
 	Mix             Mix
 	ChunkSize       int
 	VnodeCount      int
@@ -116,6 +117,9 @@ func (s *Source) del(b *pebble.Batch, r row.Row) (int64, error) {
 // and advances the state. Updates and deletes only touch keys that exist; when none
 // exist they are skipped.
 func (s *Source) Generate(epoch uint64, n int) []Change {
+	if s.cfg.LastChangeEpoch > 0 && epoch > s.cfg.LastChangeEpoch {
+		n = 0
+	}
 	r := epochRand(s.cfg.Seed, epoch)
 	m := s.cfg.Mix
 	total := m.Insert + m.Update + m.Delete
