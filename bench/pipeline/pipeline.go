@@ -18,14 +18,16 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
 // Config configures a job. Zero fields take the defaults of Default.
 type Config struct {
-	Workload            source.Workload
+	Workload            string // a workloads spec: "narrow", "bid+zipfian+tombstone", …
 	Rows                int64  // initial rows of A
 	Seed                uint64 // the change stream and row contents derive from it
 	Par                 int    // backfill actors
@@ -34,11 +36,12 @@ type Config struct {
 	CheckpointFrequency int // every n-th barrier syncs
 	ChunkSize           int
 	Persist             bool
-	ChangesPerSecond    float64 // upstream change rate; 0 = snapshot only (set NoChanges)
-	NoChanges           bool    // force a snapshot-only job
-	Mix                 source.Mix
-	ChangeEpochs        int     // epochs of the job that carry changes (0: all)
-	SnapshotRateLimit   float64 // snapshot rows/s per actor; 0: unlimited
+	ChangesPerSecond    float64    // upstream change rate; 0 = snapshot only (set NoChanges)
+	NoChanges           bool       // force a snapshot-only job
+	Mix                 source.Mix // zero: the workload's own
+	FrontLoaded         bool       // each epoch's changes at its start, not spread over it
+	ChangeEpochs        int        // epochs of the job that carry changes (0: all)
+	SnapshotRateLimit   float64    // snapshot rows/s per actor; 0: unlimited
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -52,7 +55,7 @@ type Config struct {
 // Default returns the engine's defaults (DESIGN §2.7) with the narrow workload.
 func Default() Config {
 	return Config{
-		Workload:            source.Narrow{},
+		Workload:            "narrow",
 		Rows:                200_000,
 		Seed:                1,
 		Par:                 2,
@@ -61,7 +64,6 @@ func Default() Config {
 		CheckpointFrequency: 1,
 		ChunkSize:           1024,
 		ChangesPerSecond:    10_000,
-		Mix:                 source.DefaultMix,
 		Dir:                 "/db",
 		SettleWait:          5 * time.Second,
 	}
@@ -69,7 +71,7 @@ func Default() Config {
 
 func (c *Config) fill() error {
 	d := Default()
-	if c.Workload == nil {
+	if c.Workload == "" {
 		c.Workload = d.Workload
 	}
 	if c.Par == 0 {
@@ -92,9 +94,6 @@ func (c *Config) fill() error {
 	}
 	if c.NoChanges {
 		c.ChangesPerSecond = 0
-	}
-	if c.Mix == (source.Mix{}) {
-		c.Mix = d.Mix
 	}
 	if c.Dir == "" {
 		c.Dir = d.Dir
@@ -188,6 +187,7 @@ func (r *Result) WriteAmp() float64 {
 // Job is a prepared job: A is loaded and settled.
 type Job struct {
 	cfg   Config
+	wl    *workloads.Workload
 	store *storage.Store
 	src   *source.Source
 	load  time.Duration
@@ -213,17 +213,27 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
+	wl, err := workloads.Parse(cfg.Workload, cfg.Seed)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	mix, burst := wl.Mix()
+	if cfg.Mix != (source.Mix{}) {
+		mix, burst = cfg.Mix, nil
+	}
 	src, err := source.New(source.Config{
-		Workload: cfg.Workload, Seed: cfg.Seed, InitialRows: cfg.Rows,
+		Workload: wl, Seed: cfg.Seed, InitialRows: cfg.Rows,
 		ChangesPerEpoch: int(cfg.ChangesPerSecond * cfg.BarrierInterval.Seconds()),
-		Mix:             cfg.Mix, ChunkSize: cfg.ChunkSize, VnodeCount: cfg.Vnodes, Par: cfg.Par,
+		Mix:             mix, Keys: wl, Burst: burst, Front: cfg.FrontLoaded,
+		ChunkSize: cfg.ChunkSize, VnodeCount: cfg.Vnodes, Par: cfg.Par,
 		LastChangeEpoch: lastChangeEpoch(cfg.ChangeEpochs),
 	})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	j := &Job{cfg: cfg, store: store, src: src}
+	j := &Job{cfg: cfg, wl: wl, store: store, src: src}
 	if err := j.loadA(ctx); err != nil {
 		store.Close()
 		return nil, err
@@ -275,6 +285,9 @@ func (j *Job) Close() error { return j.store.Close() }
 // Store returns the job's DB, for inspection after Run.
 func (j *Job) Store() *storage.Store { return j.store }
 
+// Schema returns the schema of the job's tables.
+func (j *Job) Schema() *row.Schema { return j.wl.Schema() }
+
 // Config returns the job's configuration with defaults filled in.
 func (j *Job) Config() Config { return j.cfg }
 
@@ -324,7 +337,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			vnodes = append(vnodes, uint16(v))
 		}
 		ex, err := backfill.NewExecutor(backfill.Config{
-			Actor: a, Vnodes: vnodes, Schema: cfg.Workload.Schema(), VnodeCount: cfg.Vnodes,
+			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Persist: cfg.Persist, RateLimit: cfg.SnapshotRateLimit,
 		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted})
 		if err != nil {
@@ -353,7 +366,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 
 	snap := j.store.Latest()
 	defer snap.Release()
-	rows, err := VerifyMV(snap.Snap, cfg.Workload.Schema())
+	rows, err := VerifyMV(snap.Snap, j.wl.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 	}

@@ -131,7 +131,7 @@ func checkStateRows(t *testing.T, j *Job, res *Result) {
 	snap := j.Store().Latest()
 	defer snap.Release()
 	cfg := j.Config()
-	states, err := backfill.ReadStates(snap.Snap, len(cfg.Workload.Schema().PK))
+	states, err := backfill.ReadStates(snap.Snap, len(j.Schema().PK))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestNoStateRowsWithoutPersist(t *testing.T) {
 func TestVerifyMVNamesFirstDifference(t *testing.T) {
 	_, j := runJob(t, smallJob(500, 1, 4, false, 9))
 	db := j.Store().DB
-	s := j.Config().Workload.Schema()
+	s := j.Schema()
 	tests := []struct {
 		name, want string
 		edit       func(b *pebble.Batch, r row.Row, vn uint16)

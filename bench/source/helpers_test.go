@@ -6,6 +6,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
@@ -17,4 +18,19 @@ func testBatch(t *testing.T) *pebble.Batch {
 	b := db.NewBatch()
 	t.Cleanup(func() { b.Close(); db.Close() })
 	return b
+}
+
+// testTable is a minimal workload: an int64 key and a value derived from the version.
+type testTable struct{}
+
+var testSchema = row.Schema{
+	Columns: []row.Column{{Name: "id", Kind: row.Int64}, {Name: "v", Kind: row.Int64}},
+	PK:      []int{0},
+	DistKey: []int{0},
+}
+
+func (testTable) Name() string        { return "test" }
+func (testTable) Schema() *row.Schema { return &testSchema }
+func (testTable) Row(dst row.Row, seed uint64, id int64, version uint32) row.Row {
+	return append(dst[:0], row.I64(id), row.I64(int64(mix64(seed^uint64(id)<<8^uint64(version)))))
 }

@@ -17,13 +17,33 @@ import (
 type Config struct {
 	Workload        Workload
 	Seed            uint64
-	InitialRows     int64 // key ids [0, InitialRows) exist at version 1 before the job
-	ChangesPerEpoch int   // 0: snapshot only
+	InitialRows     int64  // key ids [0, InitialRows) exist at version 1 before the job
+	ChangesPerEpoch int    // 0: snapshot only
 	LastChangeEpoch uint64 // epochs after it carry no changes (0: no end)
 	Mix             Mix
+	Keys            KeyPicker // where updates and deletes look for a key (nil: uniform)
+	Burst           *Burst    // periodic delete bursts (nil: none)
+	Front           bool      // emit each epoch's changes at its start instead of spread over it
 	ChunkSize       int
 	VnodeCount      int
 	Par             int // actors; actor i owns storage.OwnedVnodes(i, Par, VnodeCount)
+}
+
+// KeyPicker draws the key id from which an update or delete looks for a live key.
+type KeyPicker interface {
+	Pick(r *rand.Rand, n int64) int64 // an id in [0, n)
+}
+
+type uniformPicker struct{}
+
+func (uniformPicker) Pick(r *rand.Rand, n int64) int64 { return r.Int64N(n) }
+
+// Burst deletes, every Every epochs, a run of consecutive live keys (Fraction of the
+// live keys) starting at a random id in the upper half of the id space: ahead of a
+// scan in insertion order, so every rebuilt scan must skip the tombstones.
+type Burst struct {
+	Every    int
+	Fraction float64
 }
 
 // Change is one generated change of a key id.
@@ -54,6 +74,12 @@ func New(cfg Config) (*Source, error) {
 	}
 	if err := cfg.Mix.validate(); err != nil {
 		return nil, fmt.Errorf("source: %w", err)
+	}
+	if cfg.Keys == nil {
+		cfg.Keys = uniformPicker{}
+	}
+	if b := cfg.Burst; b != nil && (b.Every < 1 || b.Fraction <= 0 || b.Fraction > 1) {
+		return nil, fmt.Errorf("source: delete burst %+v: want Every ≥ 1 and Fraction in (0, 1]", *b)
 	}
 	if cfg.InitialRows < 0 || cfg.ChangesPerEpoch < 0 || cfg.ChunkSize <= 0 || cfg.Par <= 0 || cfg.VnodeCount < cfg.Par {
 		return nil, fmt.Errorf("source: bad config %+v", cfg)
@@ -147,10 +173,26 @@ func (s *Source) Generate(epoch uint64, n int) []Change {
 			s.changes = append(s.changes, Change{Op: stream.Delete, ID: id, OldVersion: old})
 		}
 	}
+	if b := s.cfg.Burst; b != nil && n > 0 && epoch%uint64(b.Every) == 0 && s.live > 0 {
+		s.burst(r, int64(b.Fraction*float64(s.live)))
+	}
 	return s.changes
 }
 
-// pickLive picks a live key id: a uniform id, then the next live one after it. The
+// burst deletes up to k consecutive live ids from a random start in the upper half.
+func (s *Source) burst(r *rand.Rand, k int64) {
+	n := int64(len(s.versions))
+	for id := n/2 + r.Int64N(n-n/2); id < n && k > 0; id++ {
+		if old := s.versions[id]; old != 0 {
+			s.versions[id] = 0
+			s.live--
+			k--
+			s.changes = append(s.changes, Change{Op: stream.Delete, ID: id, OldVersion: old})
+		}
+	}
+}
+
+// pickLive picks a live key id: the picker's id, then the next live one after it. The
 // choice depends only on the set of live ids, not on how it was reached, so a source
 // rebuilt after a crash picks the same keys.
 func (s *Source) pickLive(r *rand.Rand) (int64, bool) {
@@ -158,7 +200,7 @@ func (s *Source) pickLive(r *rand.Rand) (int64, bool) {
 		return 0, false
 	}
 	n := int64(len(s.versions))
-	start := r.Int64N(n)
+	start := s.cfg.Keys.Pick(r, n)
 	for i := int64(0); i < n; i++ {
 		id := start + i
 		if id >= n {
@@ -315,7 +357,7 @@ func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stre
 			now := time.Now()
 			left := inj.Due().Sub(now)
 			target := len(changes)
-			if left > 0 && inj.Interval > 0 {
+			if left > 0 && inj.Interval > 0 && !s.cfg.Front {
 				target = int(float64(len(changes)) * (1 - float64(left)/float64(inj.Interval)))
 			}
 			if target > emitted {

@@ -10,7 +10,7 @@ import (
 
 func newSource(t *testing.T, seed uint64, mix Mix, initial int64) *Source {
 	t.Helper()
-	s, err := New(Config{Workload: Narrow{}, Seed: seed, InitialRows: initial, ChangesPerEpoch: 100, Mix: mix, ChunkSize: 8, VnodeCount: 16, Par: 3})
+	s, err := New(Config{Workload: testTable{}, Seed: seed, InitialRows: initial, ChangesPerEpoch: 100, Mix: mix, ChunkSize: 8, VnodeCount: 16, Par: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestRouterSendsToOwnersWithBarrierLast(t *testing.T) {
 }
 
 func TestNewRejectsBadConfig(t *testing.T) {
-	good := Config{Workload: Narrow{}, ChunkSize: 1, VnodeCount: 4, Par: 2, Mix: DefaultMix}
+	good := Config{Workload: testTable{}, ChunkSize: 1, VnodeCount: 4, Par: 2, Mix: DefaultMix}
 	for name, edit := range map[string]func(*Config){
 		"no workload": func(c *Config) { c.Workload = nil },
 		"empty mix":   func(c *Config) { c.Mix = Mix{} },

@@ -37,34 +37,6 @@ func (m Mix) validate() error {
 	return nil
 }
 
-// Narrow is the minimal built-in workload: an int64 key and three small columns.
-type Narrow struct{}
-
-var narrowSchema = row.Schema{
-	Columns: []row.Column{{Name: "id", Kind: row.Int64}, {Name: "a", Kind: row.Int64}, {Name: "b", Kind: row.String}, {Name: "ts", Kind: row.Timestamp}},
-	PK:      []int{0},
-	DistKey: []int{0},
-}
-
-// Name implements Workload.
-func (Narrow) Name() string { return "narrow" }
-
-// Schema implements Workload.
-func (Narrow) Schema() *row.Schema { return &narrowSchema }
-
-var narrowWords = []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliett", "kilo", "lima", "mike", "november", "oscar", "papa"}
-
-// Row implements Workload.
-func (Narrow) Row(dst row.Row, seed uint64, id int64, version uint32) row.Row {
-	h := mix64(seed ^ uint64(id)*0x9E3779B97F4A7C15 ^ uint64(version)<<40)
-	return append(dst[:0],
-		row.I64(id),
-		row.I64(int64(h>>1)),
-		row.Str(narrowWords[h&15]),
-		row.TS(1_700_000_000_000_000+int64(h>>24)%86_400_000_000),
-	)
-}
-
 // mix64 is SplitMix64's finalizer: a cheap, well-spread hash.
 func mix64(x uint64) uint64 {
 	x ^= x >> 30

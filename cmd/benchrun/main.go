@@ -1,0 +1,82 @@
+// Command benchrun drives backfill-bench: run `benchrun help` for its subcommands.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
+	stop()
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "benchrun:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+// usageError marks a bad command line: exit status 2.
+type usageError struct{ error }
+
+func exitCode(err error) int {
+	var u usageError
+	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
+		return 2
+	}
+	return 1
+}
+
+type command struct {
+	name, summary string
+	run           func(ctx context.Context, stdout, stderr io.Writer, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"workloads", "list workloads: tables, key distributions, change mixes", runWorkloads},
+		{"gen", "print sample rows of a workload", runGen},
+	}
+}
+
+func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stdout, "usage: benchrun <command> [flags]\n\ncommands:")
+		for _, c := range commands() {
+			fmt.Fprintf(stdout, "  %-10s %s\n", c.name, c.summary)
+		}
+		fmt.Fprintln(stdout, "\nRun `benchrun <command> -h` for a command's flags. The benchmarks themselves run\nwith `make bench` (go test -bench BenchmarkBackfill ./bench/).")
+		if len(args) == 0 {
+			return usageError{errors.New("no command given")}
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.run(ctx, stdout, stderr, args[1:])
+		}
+	}
+	return usageError{fmt.Errorf("unknown command %q: run `benchrun help`", args[0])}
+}
+
+// parse parses a subcommand's flags, turning flag errors into usage errors.
+func parse(fs *flag.FlagSet, stderr io.Writer, args []string) error {
+	fs.SetOutput(stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("%s: unexpected arguments %q", fs.Name(), fs.Args())}
+	}
+	return nil
+}
