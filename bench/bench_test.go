@@ -11,10 +11,12 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
 var (
 	rowsFlag     = flag.Int64("rows", 200_000, "initial rows of the upstream table per job")
+	workloadFlag = flag.String("workloads", "narrow", "comma-separated workload specs (see `benchrun workloads`)")
 	barriersFlag = flag.String("barriers", "100ms,1s", "comma-separated barrier intervals")
 	parFlag      = flag.String("par", "2", "comma-separated actor counts")
 )
@@ -55,15 +57,21 @@ func atoi(s string) (int, error) {
 func BenchmarkBackfill(b *testing.B) {
 	barriers := parseList(b, "barriers", *barriersFlag, time.ParseDuration)
 	pars := parseList(b, "par", *parFlag, atoi)
-	for _, barrier := range barriers {
-		for _, par := range pars {
-			for _, persist := range []bool{false, true} {
-				cell := bench.Cell{Profile: "mem", Workload: "narrow", Rows: *rowsFlag, Persist: persist, Scan: "merged", Barrier: barrier, Par: par}
-				b.Run(cell.Name(), func(b *testing.B) {
-					cfg := pipeline.Default()
-					cfg.Rows, cfg.Persist, cfg.BarrierInterval, cfg.Par = cell.Rows, cell.Persist, cell.Barrier, cell.Par
-					runJobs(b, cfg, (*pipeline.Job).Run)
-				})
+	specs := parseList(b, "workloads", *workloadFlag, func(s string) (string, error) {
+		sp, err := workloads.ParseSpec(s)
+		return sp.String(), err
+	})
+	for _, wl := range specs {
+		for _, barrier := range barriers {
+			for _, par := range pars {
+				for _, persist := range []bool{false, true} {
+					cell := bench.Cell{Profile: "mem", Workload: wl, Rows: *rowsFlag, Persist: persist, Scan: "merged", Barrier: barrier, Par: par}
+					b.Run(cell.Name(), func(b *testing.B) {
+						cfg := pipeline.Default()
+						cfg.Workload, cfg.Rows, cfg.Persist, cfg.BarrierInterval, cfg.Par = cell.Workload, cell.Rows, cell.Persist, cell.Barrier, cell.Par
+						runJobs(b, cfg, (*pipeline.Job).Run)
+					})
+				}
 			}
 		}
 	}
@@ -72,11 +80,13 @@ func BenchmarkBackfill(b *testing.B) {
 // BenchmarkRawCopy is the physical limit on the same profile: scan A and batch-write
 // its rows to another table, with no stream logic.
 func BenchmarkRawCopy(b *testing.B) {
-	b.Run(fmt.Sprintf("profile=mem/workload=narrow/rows=%d", *rowsFlag), func(b *testing.B) {
-		cfg := pipeline.Default()
-		cfg.Rows = *rowsFlag
-		runJobs(b, cfg, (*pipeline.Job).RawCopy)
-	})
+	for _, wl := range strings.Split(*workloadFlag, ",") {
+		b.Run(fmt.Sprintf("profile=mem/workload=%s/rows=%d", wl, *rowsFlag), func(b *testing.B) {
+			cfg := pipeline.Default()
+			cfg.Workload, cfg.Rows = wl, *rowsFlag
+			runJobs(b, cfg, (*pipeline.Job).RawCopy)
+		})
+	}
 }
 
 func runJobs(b *testing.B, cfg pipeline.Config, run func(*pipeline.Job, context.Context) (*pipeline.Result, error)) {

@@ -13,6 +13,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
 // smallJob is a job that spans many short epochs while the scan runs, with a busy
@@ -90,6 +91,25 @@ func TestBackfillEqualsUpstream(t *testing.T) {
 	}
 }
 
+// TestEveryWorkload runs a backfill over every named workload: B == A each time.
+func TestEveryWorkload(t *testing.T) {
+	for i, name := range workloads.Names() {
+		t.Run(name, func(t *testing.T) {
+			cfg := smallJob(2000, 2, 64, i%2 == 0, uint64(200+i))
+			cfg.Workload = name
+			cfg.SnapshotRateLimit /= 2 // ~130 ms of scan: about ten epochs
+			cfg.ChangesPerSecond = 20_000 // enough for several tombstone bursts
+			res, _ := runJob(t, cfg)
+			if n := midScanEpochs(res); n < 3 {
+				for _, e := range res.Epochs {
+					t.Logf("%+v", e)
+				}
+				t.Errorf("only %d epochs mixed snapshot and upstream rows", n)
+			}
+		})
+	}
+}
+
 func TestEdgeCases(t *testing.T) {
 	tests := []struct {
 		name string
@@ -103,6 +123,7 @@ func TestEdgeCases(t *testing.T) {
 		{"updates only", func(c *Config) { c.Mix = source.Mix{Update: 1} }},
 		{"checkpoint every 3rd barrier", func(c *Config) { c.CheckpointFrequency = 3 }},
 		{"one-row chunks", func(c *Config) { c.ChunkSize = 1; c.Rows = 500 }},
+		{"front-loaded changes", func(c *Config) { c.FrontLoaded = true }},
 		{"more actors than rows", func(c *Config) { c.Rows = 2; c.Par = 4 }},
 		{"no rate limit", func(c *Config) { c.SnapshotRateLimit = 0; c.Rows = 20000 }},
 	}

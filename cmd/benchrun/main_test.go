@@ -1,0 +1,122 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func runArgs(args ...string) (stdout, stderr string, err error) {
+	var o, e bytes.Buffer
+	err = run(context.Background(), &o, &e, args)
+	return o.String(), e.String(), err
+}
+
+func TestGenGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"gen-bid-table", []string{"gen", "--workload", "bid", "--rows", "3", "--seed", "1"}},
+		{"gen-person-csv", []string{"gen", "--workload", "person", "--rows", "2", "--format", "csv"}},
+		{"gen-narrow-json", []string{"gen", "--workload", "narrow+uniform", "--rows", "2", "--format", "json"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _, err := runArgs(tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join("testdata", tc.name+".stdout")
+			if *update {
+				os.WriteFile(path, []byte(out), 0o644)
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if out != string(want) {
+				os.WriteFile(path[:len(path)-len(".stdout")]+".got-stdout", []byte(out), 0o644)
+				t.Errorf("output differs from %s", path)
+			}
+		})
+	}
+}
+
+func TestGenFormatsParse(t *testing.T) {
+	out, _, err := runArgs("gen", "--workload", "auction", "--rows", "4", "--format", "csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5 || recs[0][0] != "id" || len(recs[1]) != 10 {
+		t.Errorf("csv: %d records, header %v", len(recs), recs[0])
+	}
+	out, _, err = runArgs("gen", "--workload", "bid", "--rows", "4", "--format", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("json: %d lines", len(lines))
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := m["_row_id"]; !ok || len(m) != 8 {
+			t.Errorf("json row %v", m)
+		}
+	}
+}
+
+func TestWorkloadsLists(t *testing.T) {
+	out, _, err := runArgs("workloads")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"person", "auction", "bid", "narrow", "wide", "zipfian", "hot-range", "tombstone", "update-heavy", "email_address string"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("listing lacks %q", want)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"nope"},
+		{"gen", "--workload", "nope"},
+		{"gen", "--format", "xml"},
+		{"gen", "--rows", "-1"},
+		{"gen", "--bogus"},
+		{"gen", "extra"},
+	} {
+		_, _, err := runArgs(args...)
+		if err == nil {
+			t.Errorf("%q: no error", args)
+			continue
+		}
+		if exitCode(err) != 2 {
+			t.Errorf("%q: exit code %d, want 2 (usage): %v", args, exitCode(err), err)
+		}
+	}
+	if _, _, err := runArgs("help"); err != nil {
+		t.Errorf("help: %v", err)
+	}
+	if _, _, err := runArgs("gen", "-h"); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("gen -h: %v", err)
+	}
+}
