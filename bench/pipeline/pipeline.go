@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/pprof"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -301,6 +302,12 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	cfg := j.cfg
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+
+	// Label the job's goroutines (and what they start) so a CPU profile can tell the
+	// job from setup and settling: go tool pprof -tagfocus phase=job.
+	defer pprof.SetGoroutineLabels(ctx)
+	ctx = pprof.WithLabels(ctx, pprof.Labels("phase", "job"))
+	pprof.SetGoroutineLabels(ctx)
 
 	res := &Result{Load: j.load}
 	fsStart := j.store.FS.Stats()

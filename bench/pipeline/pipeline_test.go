@@ -97,7 +97,7 @@ func TestEveryWorkload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := smallJob(2000, 2, 64, i%2 == 0, uint64(200+i))
 			cfg.Workload = name
-			cfg.SnapshotRateLimit /= 2 // ~130 ms of scan: about ten epochs
+			cfg.SnapshotRateLimit /= 2    // ~130 ms of scan: about ten epochs
 			cfg.ChangesPerSecond = 20_000 // enough for several tombstone bursts
 			res, _ := runJob(t, cfg)
 			if n := midScanEpochs(res); n < 3 {
