@@ -5,6 +5,7 @@ package harness
 import (
 	"encoding/csv"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -79,7 +80,7 @@ func Gen(w io.Writer, cfg GenConfig) error {
 		}
 		err := rows(func(r row.Row) error { return cw.Write(plainValues(r)) })
 		cw.Flush()
-		return errorsJoin(err, cw.Error())
+		return errors.Join(err, cw.Error())
 	case "json":
 		enc := json.NewEncoder(w)
 		return rows(func(r row.Row) error {
@@ -96,16 +97,9 @@ func Gen(w io.Writer, cfg GenConfig) error {
 			_, err := fmt.Fprintln(tw, strings.Join(plainValues(r), "\t"))
 			return err
 		})
-		return errorsJoin(err, tw.Flush())
+		return errors.Join(err, tw.Flush())
 	}
 	return fmt.Errorf("--format %q: want table, csv or json", cfg.Format)
-}
-
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 func plainValues(r row.Row) []string {

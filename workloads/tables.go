@@ -7,6 +7,7 @@ import (
 	"github.com/brianvoe/gofakeit/v7"
 
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/source"
 )
 
 // poolSize is the number of pre-generated values per column: gofakeit runs when a
@@ -138,10 +139,10 @@ var tables = []*table{
 		row: func(dst row.Row, p pools, pk int64, h1, h2 uint64) row.Row {
 			dst = append(dst[:0], row.I64(pk))
 			for i := 0; i < 8; i++ {
-				dst = append(dst, row.I64(int64(mix64(h1+uint64(i))>>1)))
+				dst = append(dst, row.I64(int64(source.Mix64(h1+uint64(i))>>1)))
 			}
 			for i := 0; i < 16; i++ {
-				dst = append(dst, row.Str(p.pick("text", mix64(h2+uint64(i)))))
+				dst = append(dst, row.Str(p.pick("text", source.Mix64(h2+uint64(i)))))
 			}
 			return dst
 		},

@@ -212,10 +212,10 @@ func (w *Workload) Schema() *row.Schema { return &w.table.schema }
 func (w *Workload) Row(dst row.Row, seed uint64, id int64, version uint32) row.Row {
 	pk := id
 	if w.scatter {
-		pk = int64(mix64(uint64(id) ^ seed))
+		pk = int64(source.Mix64(uint64(id) ^ seed))
 	}
-	h1 := mix64(seed ^ uint64(id)*0x9E3779B97F4A7C15 ^ uint64(version)<<40)
-	h2 := mix64(h1 ^ 0xD6E8FEB86659FD93)
+	h1 := source.Mix64(seed ^ uint64(id)*0x9E3779B97F4A7C15 ^ uint64(version)<<40)
+	h2 := source.Mix64(h1 ^ 0xD6E8FEB86659FD93)
 	return w.table.row(dst, w.pools, pk, h1, h2)
 }
 
@@ -226,15 +226,6 @@ func (w *Workload) Pick(r *rand.Rand, n int64) int64 { return w.pick(r, n) }
 func (w *Workload) Mix() (source.Mix, *source.Burst) {
 	i := max(findMix(w.spec.Mix), 0)
 	return mixes[i].mix, mixes[i].burst
-}
-
-// mix64 is SplitMix64's finalizer: a bijection on uint64 that spreads bits well.
-func mix64(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xBF58476D1CE4E5B9
-	x ^= x >> 27
-	x *= 0x94D049BB133111EB
-	return x ^ x>>31
 }
 
 // Info describes one choice for the listing.

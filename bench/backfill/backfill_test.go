@@ -185,7 +185,7 @@ func TestStateRoundTrip(t *testing.T) {
 		{Vnode: 65535, Pos: []row.Datum{row.I64(-9), row.Str("a\x00")}, Finished: true, RowCount: 1 << 40},
 	} {
 		pkLen := 2
-		got, err := DecodeState(AppendStateValue(nil, st, pkLen, nil), pkLen)
+		got, err := DecodeState(AppendStateValue(nil, st, pkLen), pkLen)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,7 +193,7 @@ func TestStateRoundTrip(t *testing.T) {
 			t.Errorf("got %+v, want %+v", got, st)
 		}
 	}
-	if _, err := DecodeState(AppendStateValue(nil, VnodeState{}, 1, nil), 2); err == nil {
+	if _, err := DecodeState(AppendStateValue(nil, VnodeState{}, 1), 2); err == nil {
 		t.Error("decoding with the wrong pk length: no error")
 	}
 }

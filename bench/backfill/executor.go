@@ -71,14 +71,13 @@ type Executor struct {
 	snapSlab  []row.Datum
 	snapVnode []int // index into rows of each snapshot chunk row
 
-	batch   *pebble.Batch
-	part    Part
-	scanN   int64 // snapshot rows since the scan was opened, for the rate limit
-	scanAt  time.Time
-	vnoder  *storage.Vnoder
-	keyBuf  []byte
-	valBuf  []byte
-	scratch row.Row
+	batch  *pebble.Batch
+	part   Part
+	scanN  int64 // snapshot rows since the scan was opened, for the rate limit
+	scanAt time.Time
+	vnoder *storage.Vnoder
+	keyBuf []byte
+	valBuf []byte
 }
 
 // NewExecutor returns an actor ready to Run.
@@ -333,7 +332,7 @@ func (e *Executor) persist() error {
 	for i, v := range e.cfg.Vnodes {
 		st := VnodeState{Vnode: v, Pos: e.pos, Finished: e.finished, RowCount: e.rows[i]}
 		e.keyBuf = AppendStateKey(e.keyBuf[:0], v)
-		e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK), e.scratch)
+		e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK))
 		if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
 			return err
 		}

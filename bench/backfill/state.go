@@ -25,8 +25,9 @@ func AppendStateKey(dst []byte, vnode uint16) []byte {
 }
 
 // AppendStateValue appends the value of st for a table with pkLen pk columns.
-func AppendStateValue(dst []byte, st VnodeState, pkLen int, scratch row.Row) []byte {
-	scratch = append(scratch[:0], row.I64(int64(st.Vnode)))
+func AppendStateValue(dst []byte, st VnodeState, pkLen int) []byte {
+	scratch := make(row.Row, 0, pkLen+3)
+	scratch = append(scratch, row.I64(int64(st.Vnode)))
 	if st.Pos == nil {
 		for i := 0; i < pkLen; i++ {
 			scratch = append(scratch, row.NullDatum)

@@ -37,8 +37,8 @@ type Config struct {
 	CheckpointFrequency int // every n-th barrier syncs
 	ChunkSize           int
 	Persist             bool
-	ChangesPerSecond    float64    // upstream change rate; 0 = snapshot only (set NoChanges)
-	NoChanges           bool       // force a snapshot-only job
+	ChangesPerSecond    float64    // upstream change rate (0: the default rate)
+	NoChanges           bool       // a snapshot-only job: no upstream changes
 	Mix                 source.Mix // zero: the workload's own
 	FrontLoaded         bool       // each epoch's changes at its start, not spread over it
 	ChangeEpochs        int        // epochs of the job that carry changes (0: all)

@@ -32,5 +32,5 @@ var testSchema = row.Schema{
 func (testTable) Name() string        { return "test" }
 func (testTable) Schema() *row.Schema { return &testSchema }
 func (testTable) Row(dst row.Row, seed uint64, id int64, version uint32) row.Row {
-	return append(dst[:0], row.I64(id), row.I64(int64(mix64(seed^uint64(id)<<8^uint64(version)))))
+	return append(dst[:0], row.I64(id), row.I64(int64(Mix64(seed^uint64(id)<<8^uint64(version)))))
 }

@@ -94,11 +94,8 @@ func New(cfg Config) (*Source, error) {
 	}
 	s.live = cfg.InitialRows
 	s.owner = make([]int, cfg.VnodeCount)
-	for a := 0; a < cfg.Par; a++ {
-		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.VnodeCount)
-		for v := lo; v < hi; v++ {
-			s.owner[v] = a
-		}
+	for v := range s.owner {
+		s.owner[v] = storage.OwnerOf(v, cfg.Par, cfg.VnodeCount)
 	}
 	return s, nil
 }
@@ -240,7 +237,7 @@ func (rt *Router) Apply(ctx context.Context, b *pebble.Batch, changes []Change) 
 			if err := rt.emit(ctx, stream.Insert, c.ID, 1); err != nil {
 				return bytes, err
 			}
-			n, err := s.put(b, rt.lastRow())
+			n, err := s.put(b, rt.last)
 			bytes += n
 			if err != nil {
 				return bytes, err
@@ -249,7 +246,7 @@ func (rt *Router) Apply(ctx context.Context, b *pebble.Batch, changes []Change) 
 			if err := rt.emit(ctx, stream.Delete, c.ID, c.OldVersion); err != nil {
 				return bytes, err
 			}
-			n, err := s.del(b, rt.lastRow())
+			n, err := s.del(b, rt.last)
 			bytes += n
 			if err != nil {
 				return bytes, err
@@ -259,7 +256,7 @@ func (rt *Router) Apply(ctx context.Context, b *pebble.Batch, changes []Change) 
 			if err := rt.emitPair(ctx, c.ID, c.OldVersion, c.OldVersion+1); err != nil {
 				return bytes, err
 			}
-			n, err := s.put(b, rt.lastRow())
+			n, err := s.put(b, rt.last)
 			bytes += n
 			if err != nil {
 				return bytes, err
@@ -268,8 +265,6 @@ func (rt *Router) Apply(ctx context.Context, b *pebble.Batch, changes []Change) 
 	}
 	return bytes, nil
 }
-
-func (rt *Router) lastRow() row.Row { return rt.last }
 
 func (rt *Router) emit(ctx context.Context, op stream.Op, id int64, version uint32) error {
 	s := rt.s

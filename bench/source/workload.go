@@ -37,8 +37,9 @@ func (m Mix) validate() error {
 	return nil
 }
 
-// mix64 is SplitMix64's finalizer: a cheap, well-spread hash.
-func mix64(x uint64) uint64 {
+// Mix64 is SplitMix64's finalizer: a cheap bijection on uint64 that spreads bits well,
+// for deriving row contents and keys from (seed, id, version).
+func Mix64(x uint64) uint64 {
 	x ^= x >> 30
 	x *= 0xBF58476D1CE4E5B9
 	x ^= x >> 27
@@ -48,5 +49,5 @@ func mix64(x uint64) uint64 {
 
 // epochRand is the generator of one epoch's changes: a function of (seed, epoch) only.
 func epochRand(seed, epoch uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(seed, mix64(epoch+0x632BE59BD9B4E019)))
+	return rand.New(rand.NewPCG(seed, Mix64(epoch+0x632BE59BD9B4E019)))
 }
