@@ -61,7 +61,6 @@ type Executor struct {
 	posKey   []byte      // memcomparable encoding of pos
 	finished bool
 	rows     []int64 // snapshot rows read per owned vnode
-	total    int64
 
 	persistedKey      []byte
 	persistedFinished bool
@@ -235,7 +234,6 @@ func (e *Executor) emitSnapshotChunk() error {
 	for _, v := range e.snapVnode {
 		e.rows[v]++
 	}
-	e.total += int64(n)
 	e.pos = e.cfg.Schema.PKOf(e.pos[:0], e.snapChunk.Rows[n-1])
 	e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, e.cfg.Schema.PKDesc)
 	e.snapChunk.Ops, e.snapChunk.Rows = e.snapChunk.Ops[:0], e.snapChunk.Rows[:0]

@@ -117,9 +117,6 @@ func (fs *FS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (v
 	return fs.wrap(f, err, c)
 }
 
-// Unwrap returns the wrapped filesystem.
-func (fs *FS) Unwrap() vfs.FS { return fs.FS }
-
 type file struct {
 	vfs.File
 	fs  *FS
