@@ -37,8 +37,7 @@ type Config struct {
 	CheckpointFrequency int // every n-th barrier syncs
 	ChunkSize           int
 	Persist             bool
-	ChangesPerSecond    float64    // upstream change rate (0: the default rate)
-	NoChanges           bool       // a snapshot-only job: no upstream changes
+	ChangesPerSecond    float64    // upstream changes/s; 0: a snapshot-only job
 	Mix                 source.Mix // zero: the workload's own
 	FrontLoaded         bool       // each epoch's changes at its start, not spread over it
 	ChangeEpochs        int        // epochs of the job that carry changes (0: all)
@@ -89,12 +88,6 @@ func (c *Config) fill() error {
 	}
 	if c.ChunkSize == 0 {
 		c.ChunkSize = d.ChunkSize
-	}
-	if c.ChangesPerSecond == 0 && !c.NoChanges {
-		c.ChangesPerSecond = d.ChangesPerSecond
-	}
-	if c.NoChanges {
-		c.ChangesPerSecond = 0
 	}
 	if c.Dir == "" {
 		c.Dir = d.Dir

@@ -116,10 +116,10 @@ func TestEdgeCases(t *testing.T) {
 		edit func(*Config)
 	}{
 		{"empty upstream table", func(c *Config) { c.Rows = 0 }},
-		{"empty table snapshot only", func(c *Config) { c.Rows = 0; c.NoChanges = true }},
+		{"empty table snapshot only", func(c *Config) { c.Rows = 0; c.ChangesPerSecond = 0 }},
 		{"upstream only deletes", func(c *Config) { c.Mix = source.Mix{Delete: 1}; c.ChangesPerSecond = 50_000 }},
 		{"single row", func(c *Config) { c.Rows = 1 }},
-		{"snapshot only", func(c *Config) { c.NoChanges = true }},
+		{"snapshot only", func(c *Config) { c.ChangesPerSecond = 0 }},
 		{"updates only", func(c *Config) { c.Mix = source.Mix{Update: 1} }},
 		{"checkpoint every 3rd barrier", func(c *Config) { c.CheckpointFrequency = 3 }},
 		{"one-row chunks", func(c *Config) { c.ChunkSize = 1; c.Rows = 500 }},
@@ -134,7 +134,7 @@ func TestEdgeCases(t *testing.T) {
 				cfg := smallJob(1000, 2, 256, persist, uint64(100+i))
 				tt.edit(&cfg)
 				res, j := runJob(t, cfg)
-				if cfg.NoChanges && res.UpstreamRows != 0 {
+				if cfg.ChangesPerSecond == 0 && res.UpstreamRows != 0 {
 					t.Errorf("snapshot-only job saw %d upstream rows", res.UpstreamRows)
 				}
 				if persist {
