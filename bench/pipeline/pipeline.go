@@ -26,7 +26,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
-// Config configures a job. Zero fields take the defaults of Default.
+// Config configures a job. Start from Default: zero numeric fields take its values,
+// except ChangesPerSecond (0: a snapshot-only job) and SnapshotRateLimit (0: none).
 type Config struct {
 	Workload            string // a workloads spec: "narrow", "bid+zipfian+tombstone", …
 	Rows                int64  // initial rows of A
