@@ -1,10 +1,8 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -96,28 +94,6 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 func (j *Job) verifyCopy() error {
 	snap := j.store.Latest()
 	defer snap.Release()
-	open := func(t storage.TableID) (*pebble.Iterator, error) {
-		lo, hi := storage.TableBounds(t)
-		return snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	}
-	a, err := open(storage.TableUpstream)
-	if err != nil {
-		return err
-	}
-	defer a.Close()
-	c, err := open(storage.TableScratch)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	okA, okC := a.First(), c.First()
-	for ; okA && okC; okA, okC = a.Next(), c.Next() {
-		if !bytes.Equal(a.Key()[4:], c.Key()[4:]) || !bytes.Equal(a.Value(), c.Value()) {
-			return fmt.Errorf("raw copy verification: key %x differs from A's %x", c.Key(), a.Key())
-		}
-	}
-	if okA || okC {
-		return fmt.Errorf("raw copy verification: row counts differ (A has more: %v)", okA)
-	}
-	return errors.Join(a.Error(), c.Error())
+	_, err := compareTables(snap.Snap, j.wl.Schema(), storage.TableUpstream, storage.TableScratch, "raw copy verification", "A", "the copy")
+	return err
 }

@@ -20,16 +20,22 @@ type Reader interface {
 // vnode|pk keys with the same values, and returns the row count. The error names the
 // first differing key.
 func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
+	return compareTables(snap, s, storage.TableUpstream, storage.TableMV, "MV verification", "A", "B")
+}
+
+// compareTables checks that tables ta and tb (named na and nb in errors) hold the same
+// vnode|pk keys with the same values, and returns the row count.
+func compareTables(snap Reader, s *row.Schema, ta, tb storage.TableID, check, na, nb string) (int64, error) {
 	open := func(t storage.TableID) (*pebble.Iterator, error) {
 		lo, hi := storage.TableBounds(t)
 		return snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	}
-	a, err := open(storage.TableUpstream)
+	a, err := open(ta)
 	if err != nil {
 		return 0, err
 	}
 	defer a.Close()
-	b, err := open(storage.TableMV)
+	b, err := open(tb)
 	if err != nil {
 		return 0, err
 	}
@@ -46,14 +52,14 @@ func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
 		}
 		switch c := bytes.Compare(ka, kb); {
 		case !okB || okA && c < 0:
-			return 0, fmt.Errorf("MV verification: row %s is in A but missing from B", describeKey(ka, s))
+			return 0, fmt.Errorf("%s: row %s is in %s but missing from %s", check, describeKey(ka, s), na, nb)
 		case !okA || c > 0:
-			return 0, fmt.Errorf("MV verification: row %s is in B but not in A", describeKey(kb, s))
+			return 0, fmt.Errorf("%s: row %s is in %s but not in %s", check, describeKey(kb, s), nb, na)
 		}
 		if !bytes.Equal(a.Value(), b.Value()) {
 			ra, _ := row.DecodeValue(nil, a.Value())
 			rb, _ := row.DecodeValue(nil, b.Value())
-			return 0, fmt.Errorf("MV verification: row %s differs: A has %v, B has %v", describeKey(ka, s), ra, rb)
+			return 0, fmt.Errorf("%s: row %s differs: %s has %v, %s has %v", check, describeKey(ka, s), na, ra, nb, rb)
 		}
 		okA, okB = a.Next(), b.Next()
 	}
