@@ -5,15 +5,21 @@ BENCH ?= BenchmarkBackfill
 BENCHTIME ?= 1x
 COUNT ?= 1
 
-.PHONY: test bench bench-all lint fuzz
+ARGS ?=
+
+.PHONY: test bench bench-gotest bench-all lint fuzz
 
 ## test: vet and run every test (the CI command)
 test:
 	$(GO) vet $(PKGS)
 	$(GO) test -count=1 $(PKGS)
 
-## bench: run the backfill benchmarks once each, persist on and off, in benchfmt
+## bench: the main job: the quick suite (or the matrix in ARGS) into results/runs/, with a summary
 bench:
+	$(GO) run ./cmd/benchrun run $(ARGS)
+
+## bench-gotest: the backfill benchmarks straight from go test, benchfmt on stdout
+bench-gotest:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -count $(COUNT) ./bench/
 
 ## bench-all: every benchmark, including micro-benchmarks and the raw-copy baseline

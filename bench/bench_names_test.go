@@ -3,6 +3,7 @@ package bench_test
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,11 +14,24 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 )
 
+// trickyMatrix has values with the characters names may hold: '+', ':', '.', '-'.
+func trickyMatrix(t *testing.T) bench.Matrix {
+	var m bench.Matrix
+	for d, v := range map[string]string{
+		"profile": "mem,slow-disk", "workload": "bid+zipfian:1.2+update-heavy,narrow+hot-range", "rows": "0,200000",
+		"persist": "off,on", "scan": "merged", "barrier": "100ms,1m30s", "par": "1,16",
+	} {
+		if err := m.Set(d, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
 func TestCellNameRoundTrip(t *testing.T) {
-	cells := []bench.Cell{
-		{Profile: "mem", Workload: "narrow", Rows: 200000, Persist: true, Scan: "merged", Barrier: 100 * time.Millisecond, Par: 2},
-		{Profile: "gp3", Workload: "bid", Rows: 0, Persist: false, Scan: "merged", Barrier: time.Second, Par: 1},
-		{Profile: "ssd", Workload: "wide", Rows: 5, Persist: false, Scan: "merged", Barrier: 90 * time.Second, Par: 16},
+	cells := trickyMatrix(t).Cells()
+	if len(cells) != 64 {
+		t.Fatalf("%d cells, want 64", len(cells))
 	}
 	for _, c := range cells {
 		name := c.Name()
@@ -47,8 +61,42 @@ func TestCellNameRoundTrip(t *testing.T) {
 			k, v, _ := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
 			keys[k] = v
 		}
-		if keys["persist"] != bench.OnOff(c.Persist) || keys["barrier"] != bench.FormatDuration(c.Barrier) || keys["par"] != fmt.Sprint(c.Par) {
-			t.Errorf("benchfmt keys %v do not match %+v", keys, c)
+		only := c.Only()
+		for _, d := range bench.Dimensions {
+			if keys[d] != only.Get(d) {
+				t.Errorf("%s: benchfmt key %s=%q, want %q", name, d, keys[d], only.Get(d))
+			}
+		}
+	}
+}
+
+// TestBenchRegexpSelectsOneCell checks the -test.bench pattern the harness passes
+// against every cell name, level by level as the testing package matches it.
+func TestBenchRegexpSelectsOneCell(t *testing.T) {
+	cells := trickyMatrix(t).Cells()
+	for _, c := range cells {
+		levels := strings.Split(c.BenchRegexp(), "/")
+		for _, other := range cells {
+			names := append([]string{"BenchmarkBackfill"}, strings.Split(other.Name(), "/")...)
+			match := len(levels) == len(names)
+			for i := 0; match && i < len(levels); i++ {
+				match = regexp.MustCompile(levels[i]).MatchString(names[i])
+			}
+			if match != (c == other) {
+				t.Errorf("pattern of %s matches %s: %v", c.Name(), other.Name(), match)
+			}
+		}
+	}
+}
+
+func TestMatrixSetErrors(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"rows", "-1"}, {"rows", "many"}, {"persist", "yes"}, {"scan", "sideways"}, {"barrier", "0s"},
+		{"barrier", "soon"}, {"par", "0"}, {"workload", "nope"}, {"profile", "a/b"}, {"color", "red"}, {"par", " , "},
+	} {
+		var m bench.Matrix
+		if err := m.Set(tc[0], tc[1]); err == nil {
+			t.Errorf("Set(%s, %q): no error", tc[0], tc[1])
 		}
 	}
 }

@@ -11,15 +11,27 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
-	"github.com/backfill-bench/backfill-bench/workloads"
+	"github.com/backfill-bench/backfill-bench/bench/profile"
 )
 
+// The matrix flags take comma-separated lists, one per dimension of a cell name
+// (bench.Dimensions); `benchrun run` sets each to one value to run one cell.
 var (
-	rowsFlag     = flag.Int64("rows", 200_000, "initial rows of the upstream table per job")
-	workloadFlag = flag.String("workloads", "narrow", "comma-separated workload specs (see `benchrun workloads`)")
-	barriersFlag = flag.String("barriers", "100ms,1s", "comma-separated barrier intervals")
-	parFlag      = flag.String("par", "2", "comma-separated actor counts")
+	matrixFlags  = map[string]*string{}
+	profileFiles = flag.String("profile-file", "", "comma-separated profile files to add to the built-in profiles")
+	traceFile    = flag.String("trace", "", "append each job's trace (per-epoch rows and latencies, bytes per category) to this JSON-lines file")
 )
+
+func init() {
+	defaults := bench.Matrix{
+		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{200_000},
+		Persist: []bool{false, true}, Scans: []string{"merged"},
+		Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2},
+	}
+	for _, d := range bench.Dimensions {
+		matrixFlags[d] = flag.String(d, defaults.Get(d), "comma-separated "+d+" values of the cells to run")
+	}
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -33,78 +45,89 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func parseList[T any](b *testing.B, name, list string, parse func(string) (T, error)) []T {
-	var out []T
-	for _, s := range strings.Split(list, ",") {
-		v, err := parse(strings.TrimSpace(s))
-		if err != nil {
-			b.Fatalf("-%s %q: %v", name, list, err)
+// matrix reads the matrix flags and the profiles they name.
+func matrix(b *testing.B) (bench.Matrix, *profile.Set) {
+	var m bench.Matrix
+	for _, d := range bench.Dimensions {
+		if err := m.Set(d, *matrixFlags[d]); err != nil {
+			b.Fatalf("-%s: %v", d, err)
 		}
-		out = append(out, v)
 	}
-	return out
+	var files []string
+	if *profileFiles != "" {
+		files = strings.Split(*profileFiles, ",")
+	}
+	profiles, err := profile.NewSet(files)
+	if err != nil {
+		b.Fatalf("-profile-file: %v", err)
+	}
+	for _, name := range m.Profiles {
+		if _, err := profiles.Get(name); err != nil {
+			b.Fatalf("-profile: %v", err)
+		}
+	}
+	return m, profiles
 }
 
-func atoi(s string) (int, error) {
-	var n int
-	_, err := fmt.Sscan(s, &n)
-	return n, err
-}
-
-// BenchmarkBackfill runs one backfill job per op on the in-memory profile, persist off
-// and on, and reports what DESIGN §3 lists. The job verifies B == A before anything is
+// BenchmarkBackfill runs one backfill job per op for every cell of the matrix flags
+// and reports what DESIGN §3 lists. The job verifies B == A before anything is
 // reported; a mismatch fails the benchmark.
 func BenchmarkBackfill(b *testing.B) {
-	barriers := parseList(b, "barriers", *barriersFlag, time.ParseDuration)
-	pars := parseList(b, "par", *parFlag, atoi)
-	specs := parseList(b, "workloads", *workloadFlag, func(s string) (string, error) {
-		sp, err := workloads.ParseSpec(s)
-		return sp.String(), err
-	})
-	for _, wl := range specs {
-		for _, barrier := range barriers {
-			for _, par := range pars {
-				for _, persist := range []bool{false, true} {
-					cell := bench.Cell{Profile: "mem", Workload: wl, Rows: *rowsFlag, Persist: persist, Scan: "merged", Barrier: barrier, Par: par}
-					b.Run(cell.Name(), func(b *testing.B) {
-						cfg := pipeline.Default()
-						cfg.Workload, cfg.Rows, cfg.Persist, cfg.BarrierInterval, cfg.Par = cell.Workload, cell.Rows, cell.Persist, cell.Barrier, cell.Par
-						runJobs(b, cfg, (*pipeline.Job).Run)
-					})
+	m, profiles := matrix(b)
+	for _, cell := range m.Cells() {
+		p, _ := profiles.Get(cell.Profile)
+		b.Run(cell.Name(), func(b *testing.B) {
+			cfg := pipeline.Default()
+			cfg.Workload, cfg.Rows, cfg.Persist, cfg.BarrierInterval, cfg.Par = cell.Workload, cell.Rows, cell.Persist, cell.Barrier, cell.Par
+			runJobs(b, p, cfg, (*pipeline.Job).Run, func(r *pipeline.Result) error {
+				if *traceFile == "" {
+					return nil
 				}
-			}
-		}
+				return bench.AppendTrace(*traceFile, bench.NewTrace(cell, r))
+			})
+		})
 	}
 }
 
 // BenchmarkRawCopy is the physical limit on the same profile: scan A and batch-write
 // its rows to another table, with no stream logic.
 func BenchmarkRawCopy(b *testing.B) {
-	for _, wl := range strings.Split(*workloadFlag, ",") {
-		b.Run(fmt.Sprintf("profile=mem/workload=%s/rows=%d", wl, *rowsFlag), func(b *testing.B) {
-			cfg := pipeline.Default()
-			cfg.Workload, cfg.Rows = wl, *rowsFlag
-			runJobs(b, cfg, (*pipeline.Job).RawCopy)
-		})
+	m, profiles := matrix(b)
+	for _, pname := range m.Profiles {
+		p, _ := profiles.Get(pname)
+		for _, wl := range m.Workloads {
+			for _, rows := range m.Rows {
+				b.Run(fmt.Sprintf("profile=%s/workload=%s/rows=%d", pname, wl, rows), func(b *testing.B) {
+					cfg := pipeline.Default()
+					cfg.Workload, cfg.Rows = wl, rows
+					runJobs(b, p, cfg, (*pipeline.Job).RawCopy, nil)
+				})
+			}
+		}
 	}
 }
 
-func runJobs(b *testing.B, cfg pipeline.Config, run func(*pipeline.Job, context.Context) (*pipeline.Result, error)) {
+// runJobs runs b.N jobs on fresh instances of the profile and reports the mean of
+// their metrics; each result goes to done (if not nil) first.
+func runJobs(b *testing.B, p profile.Profile, cfg pipeline.Config, run func(*pipeline.Job, context.Context) (*pipeline.Result, error), done func(*pipeline.Result) error) {
 	b.ReportAllocs()
 	ctx := context.Background()
 	var metrics [][]bench.Metric
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		job, err := pipeline.Prepare(ctx, cfg)
+		cleanup, err := p.Apply(&cfg)
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.StartTimer()
-		res, err := run(job, ctx)
-		b.StopTimer()
-		job.Close()
+		res, err := runJob(b, ctx, cfg, run)
+		cleanup()
 		if err != nil {
 			b.Fatal(err)
+		}
+		if done != nil {
+			if err := done(res); err != nil {
+				b.Fatal(err)
+			}
 		}
 		metrics = append(metrics, bench.Metrics(res))
 	}
@@ -116,4 +139,16 @@ func runJobs(b *testing.B, cfg pipeline.Config, run func(*pipeline.Job, context.
 		}
 		b.ReportMetric(sum/float64(len(metrics)), m.Unit)
 	}
+}
+
+// runJob prepares, runs and closes one job, timing only the run.
+func runJob(b *testing.B, ctx context.Context, cfg pipeline.Config, run func(*pipeline.Job, context.Context) (*pipeline.Result, error)) (*pipeline.Result, error) {
+	job, err := pipeline.Prepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer job.Close()
+	b.StartTimer()
+	defer b.StopTimer()
+	return run(job, ctx)
 }

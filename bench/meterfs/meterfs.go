@@ -4,6 +4,7 @@ package meterfs
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -188,6 +189,9 @@ type Throttle struct {
 	syncLatency time.Duration
 	clock       Clock
 
+	syncMu    sync.Mutex
+	overslept time.Duration // sleep beyond syncLatency not yet made up for
+
 	mu     chan struct{} // a one-slot lock, so waiting writers queue in order
 	tokens float64
 	last   time.Time
@@ -238,9 +242,22 @@ func (t *Throttle) Write(n int) {
 	}
 }
 
-// Sync adds the per-sync latency.
+// Sync adds the per-sync latency. A sleep overshoots by the timer's slack; the
+// overshoot is taken off the next sync's sleep, so that the mean matches.
 func (t *Throttle) Sync() {
-	if t.syncLatency > 0 {
-		t.clock.Sleep(t.syncLatency)
+	if t.syncLatency <= 0 {
+		return
 	}
+	t.syncMu.Lock()
+	d := t.syncLatency - t.overslept
+	t.syncMu.Unlock()
+	if d <= 0 {
+		d = 0
+	}
+	start := t.clock.Now()
+	t.clock.Sleep(d)
+	over := t.clock.Now().Sub(start) - d
+	t.syncMu.Lock()
+	t.overslept = min(max(t.overslept+over-(t.syncLatency-d), 0), t.syncLatency)
+	t.syncMu.Unlock()
 }

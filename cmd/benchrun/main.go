@@ -41,6 +41,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"run", "run the benchmark matrix (default: the quick suite) into a results directory", runRun},
+		{"profiles", "list hardware profiles with every knob", runProfiles},
 		{"workloads", "list workloads: tables, key distributions, change mixes", runWorkloads},
 		{"gen", "print sample rows of a workload", runGen},
 	}
@@ -52,7 +54,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		for _, c := range commands() {
 			fmt.Fprintf(stdout, "  %-10s %s\n", c.name, c.summary)
 		}
-		fmt.Fprintln(stdout, "\nRun `benchrun <command> -h` for a command's flags. The benchmarks themselves run\nwith `make bench` (go test -bench BenchmarkBackfill ./bench/).")
+		fmt.Fprintln(stdout, "\nRun `benchrun <command> -h` for a command's flags. `make bench` is `benchrun run`.")
 		if len(args) == 0 {
 			return usageError{errors.New("no command given")}
 		}

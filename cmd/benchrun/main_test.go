@@ -21,7 +21,7 @@ func runArgs(args ...string) (stdout, stderr string, err error) {
 	return o.String(), e.String(), err
 }
 
-func TestGenGolden(t *testing.T) {
+func TestGolden(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -29,6 +29,10 @@ func TestGenGolden(t *testing.T) {
 		{"gen-bid-table", []string{"gen", "--workload", "bid", "--rows", "3", "--seed", "1"}},
 		{"gen-person-csv", []string{"gen", "--workload", "person", "--rows", "2", "--format", "csv"}},
 		{"gen-narrow-json", []string{"gen", "--workload", "narrow+uniform", "--rows", "2", "--format", "json"}},
+		{"run-dry-run", []string{"run", "--dry-run"}},
+		{"run-dry-run-matrix", []string{"run", "--dry-run", "--profile", "mem,gp3", "--workload", "bid,narrow+zipfian:1.2",
+			"--rows", "200_000", "--persist", "on,off", "--barrier", "100ms,1s", "--par", "1,2", "--count", "5"}},
+		{"profiles", []string{"profiles"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, _, err := runArgs(tc.args...)
@@ -103,6 +107,16 @@ func TestUsageErrors(t *testing.T) {
 		{"gen", "--rows", "-1"},
 		{"gen", "--bogus"},
 		{"gen", "extra"},
+		{"run", "--persist", "maybe"},
+		{"run", "--count", "0"},
+		{"run", "--profile", "nosuch"},
+		{"run", "--profile-file", "/nonexistent/p.json"},
+		{"run", "--barrier", "0s"},
+		{"run", "--scan", "sideways"},
+		{"run", "--workload", "bid+nope"},
+		{"run", "--rows", "-5"},
+		{"run", "--par", "0"},
+		{"profiles", "--profile-file", "/nonexistent/p.json"},
 	} {
 		_, _, err := runArgs(args...)
 		if err == nil {

@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/workloads"
+)
+
+// Scan strategies the executor implements (DESIGN §2.3).
+var Scans = []string{"merged"}
+
+// Dimensions are the keys of a cell name, in name order. They are also the flag names,
+// taking comma-separated lists, of the benchmark binary and of `benchrun run`.
+var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "par"}
+
+// Matrix is a value list per dimension; its cells are the cross product.
+type Matrix struct {
+	Profiles  []string
+	Workloads []string // canonical workload specs
+	Rows      []int64
+	Persist   []bool
+	Scans     []string
+	Barriers  []time.Duration
+	Pars      []int
+}
+
+// Set parses a comma-separated list of values for one dimension, replacing its values.
+// Duplicates are dropped; values keep the order given.
+func (m *Matrix) Set(dim, list string) error {
+	var vals []string
+	for _, v := range strings.Split(list, ",") {
+		if v = strings.TrimSpace(v); v != "" && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	if len(vals) == 0 {
+		return fmt.Errorf("%s: empty list", dim)
+	}
+	bad := func(v string, why any) error { return fmt.Errorf("%s %q: %v", dim, v, why) }
+	switch dim {
+	case "profile":
+		for _, v := range vals {
+			if strings.ContainsAny(v, "/= ") {
+				return bad(v, "a profile name has no '/', '=' or space")
+			}
+		}
+		m.Profiles = vals
+	case "workload":
+		m.Workloads = nil
+		for _, v := range vals {
+			sp, err := workloads.ParseSpec(v)
+			if err != nil {
+				return err
+			}
+			m.Workloads = append(m.Workloads, sp.String())
+		}
+	case "rows":
+		m.Rows = nil
+		for _, v := range vals {
+			n, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
+			if err != nil || n < 0 {
+				return bad(v, "want a row count ≥ 0")
+			}
+			m.Rows = append(m.Rows, n)
+		}
+	case "persist":
+		m.Persist = nil
+		for _, v := range vals {
+			if v != "on" && v != "off" {
+				return bad(v, "want on, off or on,off")
+			}
+			m.Persist = append(m.Persist, v == "on")
+		}
+	case "scan":
+		for _, v := range vals {
+			if !slices.Contains(Scans, v) {
+				return bad(v, fmt.Sprintf("unknown scan (have %s)", strings.Join(Scans, ", ")))
+			}
+		}
+		m.Scans = vals
+	case "barrier":
+		m.Barriers = nil
+		for _, v := range vals {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return bad(v, "want a duration > 0 like 100ms or 1s")
+			}
+			m.Barriers = append(m.Barriers, d)
+		}
+	case "par":
+		m.Pars = nil
+		for _, v := range vals {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return bad(v, "want an actor count ≥ 1")
+			}
+			m.Pars = append(m.Pars, n)
+		}
+	default:
+		return fmt.Errorf("unknown dimension %q (have %s)", dim, strings.Join(Dimensions, ", "))
+	}
+	return nil
+}
+
+// Get renders one dimension's values as the list Set accepts.
+func (m Matrix) Get(dim string) string {
+	var out []string
+	switch dim {
+	case "profile":
+		out = m.Profiles
+	case "workload":
+		out = m.Workloads
+	case "scan":
+		out = m.Scans
+	case "rows":
+		for _, n := range m.Rows {
+			out = append(out, strconv.FormatInt(n, 10))
+		}
+	case "persist":
+		for _, b := range m.Persist {
+			out = append(out, OnOff(b))
+		}
+	case "barrier":
+		for _, d := range m.Barriers {
+			out = append(out, FormatDuration(d))
+		}
+	case "par":
+		for _, n := range m.Pars {
+			out = append(out, strconv.Itoa(n))
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Cells returns the cross product. Persist varies fastest, so on and off of one
+// configuration sit next to each other; profile varies slowest.
+func (m Matrix) Cells() []Cell {
+	var out []Cell
+	for _, p := range m.Profiles {
+		for _, w := range m.Workloads {
+			for _, r := range m.Rows {
+				for _, s := range m.Scans {
+					for _, b := range m.Barriers {
+						for _, par := range m.Pars {
+							for _, on := range m.Persist {
+								out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s, Barrier: b, Par: par})
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Only returns the matrix holding just this cell.
+func (c Cell) Only() Matrix {
+	return Matrix{
+		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
+		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []time.Duration{c.Barrier}, Pars: []int{c.Par},
+	}
+}
+
+// Args are the benchmark binary's flags that make it run exactly this cell of
+// BenchmarkBackfill: each dimension set to the cell's value and -test.bench matching
+// the cell's name level by level.
+func (c Cell) Args() []string {
+	m := c.Only()
+	args := []string{"-test.run", "^$", "-test.bench", c.BenchRegexp()}
+	for _, d := range Dimensions {
+		args = append(args, "-"+d, m.Get(d))
+	}
+	return args
+}
+
+// BenchRegexp matches this cell's sub-benchmark of BenchmarkBackfill and nothing else.
+func (c Cell) BenchRegexp() string {
+	parts := []string{"^BenchmarkBackfill$"}
+	for _, p := range strings.Split(c.Name(), "/") {
+		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
+	}
+	return strings.Join(parts, "/")
+}

@@ -1,0 +1,299 @@
+// Package profile defines the hardware profiles a benchmark cell runs on: versioned
+// JSON files (the built-in ones embedded) that set the filesystem, its throttle, the
+// block cache, the memtable and the CPU count.
+package profile
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/pipeline"
+)
+
+// Filesystems a profile can run on.
+const (
+	FSMem  = "mem"  // Pebble's in-memory FS
+	FSDisk = "disk" // the OS filesystem, a fresh directory per job
+)
+
+// Profile is one hardware profile.
+type Profile struct {
+	Name           string
+	Version        int
+	Description    string
+	FS             string        // FSMem or FSDisk
+	Dir            string        // FSDisk: where job directories are made ("": the temp dir)
+	WriteBandwidth int64         // bytes/s through the throttle; 0: unlimited
+	SyncLatency    time.Duration // added to each sync by the throttle
+	BlockCache     int64         // bytes
+	MemTable       int64         // bytes
+	CPUs           int           // GOMAXPROCS while a cell runs; 0: all
+	Nightly        bool          // part of the nightly matrix
+	Source         string        // where it was read from: "built-in" or a file path
+}
+
+// file is the on-disk form: sizes and durations as text a person writes.
+type file struct {
+	Name           string `json:"name"`
+	Version        int    `json:"version"`
+	Description    string `json:"description"`
+	FS             string `json:"fs"`
+	Dir            string `json:"dir,omitempty"`
+	WriteBandwidth string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
+	SyncLatency    string `json:"sync_latency,omitempty"`    // e.g. "1ms"
+	BlockCache     string `json:"block_cache,omitempty"`     // default 64MiB
+	MemTable       string `json:"memtable,omitempty"`        // default 64MiB
+	CPUs           int    `json:"cpus,omitempty"`
+	Nightly        bool   `json:"nightly,omitempty"`
+}
+
+//go:embed profiles/*.json
+var builtinFiles embed.FS
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+// Parse reads a profile from its JSON form; source names it in errors.
+func Parse(r io.Reader, source string) (Profile, error) {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		return Profile{}, fmt.Errorf("profile %s: %w", source, err)
+	}
+	if dec.More() {
+		return Profile{}, fmt.Errorf("profile %s: more than one JSON object", source)
+	}
+	p := Profile{
+		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir,
+		CPUs: f.CPUs, Nightly: f.Nightly, Source: source,
+	}
+	bad := func(field, value, why string) (Profile, error) {
+		return Profile{}, fmt.Errorf("profile %s: %s %q: %s", source, field, value, why)
+	}
+	switch {
+	case !nameRE.MatchString(f.Name):
+		return bad("name", f.Name, "must be lower-case letters, digits and dashes")
+	case f.Version < 1:
+		return bad("version", strconv.Itoa(f.Version), "must be ≥ 1; raise it whenever a knob changes")
+	case f.FS != FSMem && f.FS != FSDisk:
+		return bad("fs", f.FS, `must be "mem" or "disk"`)
+	case f.Dir != "" && f.FS != FSDisk:
+		return bad("dir", f.Dir, `only a "disk" profile has a directory`)
+	case f.CPUs < 0:
+		return bad("cpus", strconv.Itoa(f.CPUs), "must be ≥ 0 (0: all)")
+	}
+	var err error
+	if p.WriteBandwidth, err = parseBytes(f.WriteBandwidth, 0); err != nil {
+		return bad("write_bandwidth", f.WriteBandwidth, err.Error())
+	}
+	if p.BlockCache, err = parseBytes(f.BlockCache, 64<<20); err != nil {
+		return bad("block_cache", f.BlockCache, err.Error())
+	}
+	if p.MemTable, err = parseBytes(f.MemTable, 64<<20); err != nil {
+		return bad("memtable", f.MemTable, err.Error())
+	}
+	if p.BlockCache == 0 {
+		return bad("block_cache", f.BlockCache, "must be > 0")
+	}
+	if p.MemTable < 1<<20 {
+		return bad("memtable", f.MemTable, "must be ≥ 1MiB")
+	}
+	if f.SyncLatency != "" {
+		if p.SyncLatency, err = time.ParseDuration(f.SyncLatency); err != nil {
+			return bad("sync_latency", f.SyncLatency, "not a duration like 1ms")
+		}
+		if p.SyncLatency < 0 {
+			return bad("sync_latency", f.SyncLatency, "must be ≥ 0")
+		}
+	}
+	return p, nil
+}
+
+// parseBytes reads "125MiB", "1GiB", "512KiB" or a plain byte count.
+func parseBytes(s string, def int64) (int64, error) {
+	if s == "" {
+		return def, nil
+	}
+	mult := int64(1)
+	num := s
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"B", 1}} {
+		if n, ok := strings.CutSuffix(s, u.suffix); ok {
+			num, mult = n, u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil {
+		return 0, errors.New("not a size like 125MiB, 1GiB or 4096")
+	}
+	if v < 0 {
+		return 0, errors.New("must be ≥ 0")
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// Load reads a profile file.
+func Load(name string) (Profile, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return Profile{}, fmt.Errorf("profile: %w", err)
+	}
+	return Parse(bytes.NewReader(data), name)
+}
+
+// Builtin returns the embedded profiles sorted by name.
+func Builtin() []Profile {
+	entries, err := builtinFiles.ReadDir("profiles")
+	if err != nil {
+		panic(err) // embedded at build time; cannot fail
+	}
+	var out []Profile
+	for _, e := range entries {
+		data, err := builtinFiles.ReadFile(path.Join("profiles", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		p, err := Parse(bytes.NewReader(data), "built-in "+e.Name())
+		if err != nil {
+			panic(err) // a test parses every embedded file
+		}
+		p.Source = "built-in"
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Set is the built-in profiles plus the ones loaded from files.
+type Set struct{ byName map[string]Profile }
+
+// NewSet loads the profile files, which may not reuse a built-in or each other's name.
+func NewSet(files []string) (*Set, error) {
+	s := &Set{byName: map[string]Profile{}}
+	for _, p := range Builtin() {
+		s.byName[p.Name] = p
+	}
+	for _, f := range files {
+		p, err := Load(f)
+		if err != nil {
+			return nil, err
+		}
+		if prev, ok := s.byName[p.Name]; ok {
+			return nil, fmt.Errorf("profile %s: name %q is taken by %s; give it another name", f, p.Name, prev.Source)
+		}
+		s.byName[p.Name] = p
+	}
+	return s, nil
+}
+
+// Get returns the profile of that name.
+func (s *Set) Get(name string) (Profile, error) {
+	p, ok := s.byName[name]
+	if !ok {
+		return Profile{}, fmt.Errorf("unknown profile %q (known: %s; a file of your own goes in --profile-file)", name, strings.Join(s.Names(), ", "))
+	}
+	return p, nil
+}
+
+// All returns every profile sorted by name.
+func (s *Set) All() []Profile {
+	var out []Profile
+	for _, p := range s.byName {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Names returns every profile name, sorted.
+func (s *Set) Names() []string {
+	var out []string
+	for _, p := range s.All() {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+// Simulated reports whether the throttle shapes the filesystem, so that results from
+// it are a model of a device rather than a measurement of one.
+func (p Profile) Simulated() bool { return p.WriteBandwidth > 0 || p.SyncLatency > 0 }
+
+// Disk describes the storage the profile measures, for result files.
+func (p Profile) Disk() string {
+	base := "in-memory"
+	if p.FS == FSDisk {
+		base = "real disk"
+	}
+	if !p.Simulated() {
+		return base
+	}
+	return fmt.Sprintf("simulated %s/s %s per sync on %s", FormatBytes(p.WriteBandwidth), p.SyncLatency, base)
+}
+
+// FormatBytes renders a byte count in the unit the profile files use.
+func FormatBytes(n int64) string {
+	switch {
+	case n == 0:
+		return "unlimited"
+	case n%(1<<30) == 0:
+		return fmt.Sprintf("%dGiB", n>>30)
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// Apply points a job's configuration at a fresh instance of the profile: a new
+// filesystem (a new directory for disk), a new throttle, its cache and memtable, and
+// its GOMAXPROCS. The returned cleanup removes the directory and restores GOMAXPROCS;
+// call it after the job is closed.
+func (p Profile) Apply(cfg *pipeline.Config) (cleanup func(), err error) {
+	var dir string
+	switch p.FS {
+	case FSMem:
+		cfg.FS, cfg.Dir = vfs.NewMem(), "/db"
+	case FSDisk:
+		dir, err = os.MkdirTemp(p.Dir, "backfill-bench-")
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: job directory: %w", p.Name, err)
+		}
+		cfg.FS, cfg.Dir = vfs.Default, dir
+	default:
+		return nil, fmt.Errorf("profile %s: unknown fs %q", p.Name, p.FS)
+	}
+	cfg.CacheSize, cfg.MemTableSize = p.BlockCache, uint64(p.MemTable)
+	cfg.Throttle = nil
+	if p.Simulated() {
+		cfg.Throttle = meterfs.NewThrottle(p.WriteBandwidth, 0, p.SyncLatency, nil)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	if p.CPUs > 0 {
+		runtime.GOMAXPROCS(p.CPUs)
+	}
+	return func() {
+		runtime.GOMAXPROCS(procs)
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}, nil
+}

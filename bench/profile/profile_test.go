@@ -1,0 +1,134 @@
+package profile
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/bench/pipeline"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		name, json string
+		want       Profile // checked when wantErr is ""
+		wantErr    string  // substring naming the field and the reason
+	}{
+		{
+			name: "valid",
+			json: `{"name":"nvme","version":2,"fs":"mem","write_bandwidth":"1.5GiB","sync_latency":"100us","block_cache":"8MiB","memtable":"32MiB","cpus":1,"nightly":true}`,
+			want: Profile{Name: "nvme", Version: 2, FS: FSMem, WriteBandwidth: 3 << 29, SyncLatency: 100 * time.Microsecond,
+				BlockCache: 8 << 20, MemTable: 32 << 20, CPUs: 1, Nightly: true, Source: "t"},
+		},
+		{
+			name: "defaults",
+			json: `{"name":"d","version":1,"fs":"disk","dir":"/scratch"}`,
+			want: Profile{Name: "d", Version: 1, FS: FSDisk, Dir: "/scratch", BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
+		},
+		{name: "unknown field", json: `{"name":"x","version":1,"fs":"mem","bandwidth":"1MiB"}`, wantErr: `unknown field "bandwidth"`},
+		{name: "negative bandwidth", json: `{"name":"x","version":1,"fs":"mem","write_bandwidth":"-5MiB"}`, wantErr: `write_bandwidth "-5MiB": must be ≥ 0`},
+		{name: "bad size", json: `{"name":"x","version":1,"fs":"mem","block_cache":"lots"}`, wantErr: `block_cache "lots": not a size`},
+		{name: "zero cache", json: `{"name":"x","version":1,"fs":"mem","block_cache":"0"}`, wantErr: `block_cache "0": must be > 0`},
+		{name: "tiny memtable", json: `{"name":"x","version":1,"fs":"mem","memtable":"4KiB"}`, wantErr: `memtable "4KiB": must be ≥ 1MiB`},
+		{name: "bad latency", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"1 ms"}`, wantErr: `sync_latency "1 ms": not a duration`},
+		{name: "negative latency", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"-1ms"}`, wantErr: `sync_latency "-1ms": must be ≥ 0`},
+		{name: "bad fs", json: `{"name":"x","version":1,"fs":"tape"}`, wantErr: `fs "tape"`},
+		{name: "dir on mem", json: `{"name":"x","version":1,"fs":"mem","dir":"/d"}`, wantErr: `dir "/d"`},
+		{name: "no version", json: `{"name":"x","fs":"mem"}`, wantErr: `version "0"`},
+		{name: "bad name", json: `{"name":"My Disk","version":1,"fs":"mem"}`, wantErr: `name "My Disk"`},
+		{name: "negative cpus", json: `{"name":"x","version":1,"fs":"mem","cpus":-1}`, wantErr: `cpus "-1"`},
+		{name: "two objects", json: `{"name":"x","version":1,"fs":"mem"} {}`, wantErr: "more than one"},
+		{name: "not json", json: `name: x`, wantErr: "invalid character"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Parse(strings.NewReader(tc.json), "t")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p != tc.want {
+				t.Errorf("got  %+v\nwant %+v", p, tc.want)
+			}
+		})
+	}
+}
+
+func TestBuiltin(t *testing.T) {
+	got := map[string]Profile{}
+	for _, p := range Builtin() {
+		got[p.Name] = p
+	}
+	for _, name := range []string{"mem", "ssd", "gp3", "slow-disk", "small-cache"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("built-in profile %s missing", name)
+		}
+	}
+	if gp3 := got["gp3"]; gp3.WriteBandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || !gp3.Simulated() {
+		t.Errorf("gp3 = %+v, want 125MiB/s and 1ms syncs, simulated", gp3)
+	}
+	if d := got["gp3"].Disk(); !strings.Contains(d, "simulated") {
+		t.Errorf("gp3 disk %q does not say it is simulated", d)
+	}
+	if got["mem"].Simulated() || got["ssd"].Simulated() {
+		t.Error("mem and ssd are not simulated")
+	}
+}
+
+func TestSetFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mine := write("mine.json", `{"name":"mine","version":1,"fs":"mem","sync_latency":"2ms"}`)
+	s, err := NewSet([]string{mine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := s.Get("mine"); err != nil || p.SyncLatency != 2*time.Millisecond || p.Source != mine {
+		t.Errorf("Get(mine) = %+v, %v", p, err)
+	}
+	if _, err := s.Get("nope"); err == nil || !strings.Contains(err.Error(), "mem") {
+		t.Errorf("unknown profile: err = %v, want the known names", err)
+	}
+	if _, err := NewSet([]string{filepath.Join(dir, "missing.json")}); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: err = %v", err)
+	}
+	clash := write("clash.json", `{"name":"gp3","version":1,"fs":"mem"}`)
+	if _, err := NewSet([]string{clash}); err == nil || !strings.Contains(err.Error(), "taken by built-in") {
+		t.Errorf("clashing name: err = %v", err)
+	}
+}
+
+func TestApply(t *testing.T) {
+	disk := Profile{Name: "d", Version: 1, FS: FSDisk, Dir: t.TempDir(), BlockCache: 1 << 20, MemTable: 1 << 20, SyncLatency: time.Millisecond}
+	for _, p := range []Profile{Builtin()[0], disk} {
+		t.Run(p.Name, func(t *testing.T) {
+			cfg := pipeline.Default()
+			cleanup, err := p.Apply(&cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.FS == nil || cfg.CacheSize != p.BlockCache || cfg.MemTableSize != uint64(p.MemTable) || (cfg.Throttle != nil) != p.Simulated() {
+				t.Errorf("config %+v does not follow profile %+v", cfg, p)
+			}
+			if _, err := cfg.FS.Stat(cfg.Dir); p.FS == FSDisk && err != nil {
+				t.Errorf("job directory: %v", err)
+			}
+			cleanup()
+			if _, err := os.Stat(cfg.Dir); p.FS == FSDisk && !os.IsNotExist(err) {
+				t.Errorf("job directory %s left behind: %v", cfg.Dir, err)
+			}
+		})
+	}
+}

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/harness"
+)
+
+// dimensionFlag sets one dimension of a matrix from a comma-separated list.
+type dimensionFlag struct {
+	m   *bench.Matrix
+	dim string
+}
+
+func (f dimensionFlag) String() string {
+	if f.m == nil {
+		return ""
+	}
+	return f.m.Get(f.dim)
+}
+func (f dimensionFlag) Set(v string) error { return f.m.Set(f.dim, v) }
+
+// listFlag is a comma-separated list of strings.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	*l = nil
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+var dimensionHelp = map[string]string{
+	"profile":  "hardware profiles (see `benchrun profiles`)",
+	"workload": "workload specs table[+keys][+mix] (see `benchrun workloads`)",
+	"rows":     "initial rows of the upstream table",
+	"persist":  "persist backfill state: on, off or both",
+	"scan":     "scan strategies",
+	"barrier":  "barrier intervals",
+	"par":      "backfill actors",
+}
+
+func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	cfg := harness.RunConfig{Matrix: harness.QuickMatrix(), Stdout: stdout, Progress: stderr}
+	for _, d := range bench.Dimensions {
+		fs.Var(dimensionFlag{&cfg.Matrix, d}, d, "comma-separated "+dimensionHelp[d])
+	}
+	fs.Var((*listFlag)(&cfg.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
+	fs.IntVar(&cfg.Count, "count", harness.QuickCount, "rounds: runs of every cell, interleaved")
+	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>)")
+	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "a run taking longer is killed and recorded as failed")
+	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
+	fs.StringVar(&cfg.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), "usage: benchrun run [flags]\n\nRuns the benchmark matrix, each job in its own process, rounds interleaved, and\nwrites benchfmt results, traces and a summary. With no flags: the quick suite.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, stderr, args); err != nil {
+		return err
+	}
+	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
+	cfg.Terminal = isTerminal(stderr)
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	_, err := harness.RunMatrix(ctx, cfg)
+	return err
+}
+
+func runProfiles(_ context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("profiles", flag.ContinueOnError)
+	var files listFlag
+	fs.Var(&files, "profile-file", "comma-separated profile `files` to list with the built-in ones")
+	if err := parse(fs, stderr, args); err != nil {
+		return err
+	}
+	if err := harness.ListProfiles(stdout, files); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device, where a progress bar can be
+// redrawn in place.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,129 @@
+package harness
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// Source is a checkout of this module: where bench binaries are built from and what
+// their results are attributed to.
+type Source struct {
+	Dir        string // module root
+	Commit     string // full hash; "" outside git
+	CommitTime time.Time
+	Branch     string
+	Dirty      bool
+	GoVersion  string
+	Pebble     string // pebble/v2 module version the checkout builds with
+}
+
+// Short is the abbreviated commit, or "nogit".
+func (s Source) Short() string {
+	if len(s.Commit) >= 12 {
+		return s.Commit[:12]
+	}
+	if s.Commit == "" {
+		return "nogit"
+	}
+	return s.Commit
+}
+
+// command runs name with args in dir and returns its trimmed stdout. Arguments go to
+// the program as they are: nothing passes through a shell.
+func command(ctx context.Context, dir, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s %s (in %s): %v: %s", name, strings.Join(args, " "), dir, err, strings.TrimSpace(stderr.String()))
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// InspectSource finds the module root at or above dir and reads its git and toolchain
+// facts. Outside a git checkout the git facts stay empty.
+func InspectSource(ctx context.Context, dir string) (Source, error) {
+	gomod, err := command(ctx, dir, "go", "env", "GOMOD")
+	if err != nil {
+		return Source{}, err
+	}
+	if gomod == "" || gomod == os.DevNull {
+		return Source{}, fmt.Errorf("%s is not inside the backfill-bench module: run benchrun from the checkout or pass --src", dir)
+	}
+	s := Source{Dir: filepath.Dir(gomod)}
+	if s.GoVersion, err = command(ctx, s.Dir, "go", "env", "GOVERSION"); err != nil {
+		return s, err
+	}
+	if s.Pebble, err = command(ctx, s.Dir, "go", "list", "-m", "-f", "{{.Version}}", "github.com/cockroachdb/pebble/v2"); err != nil {
+		return s, err
+	}
+	if _, err := command(ctx, s.Dir, "git", "rev-parse", "--git-dir"); err != nil {
+		return s, nil // not a git checkout: results carry no commit
+	}
+	if s.Commit, err = command(ctx, s.Dir, "git", "rev-parse", "HEAD"); err != nil {
+		return s, nil // a repository without commits
+	}
+	if ct, err := command(ctx, s.Dir, "git", "show", "-s", "--format=%cI", "HEAD"); err == nil {
+		s.CommitTime, _ = time.Parse(time.RFC3339, ct)
+	}
+	s.Branch, _ = command(ctx, s.Dir, "git", "rev-parse", "--abbrev-ref", "HEAD")
+	status, err := command(ctx, s.Dir, "git", "status", "--porcelain", "--untracked-files=no")
+	s.Dirty = err != nil || status != ""
+	return s, nil
+}
+
+// Machine describes the computer results come from.
+type Machine struct {
+	CPU         string
+	Cores       int
+	MemoryBytes int64
+	OS          string // GOOS/GOARCH
+	Fingerprint string // short hash of the above: results are comparable within one
+}
+
+// InspectMachine reads the CPU model and memory size (Linux; elsewhere they stay
+// unknown) and derives the fingerprint. The host name is left out on purpose: CI
+// runners of one type get new names every run but are the same machine for results.
+func InspectMachine() Machine {
+	m := Machine{CPU: "unknown", Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if v := procField("/proc/cpuinfo", "model name"); v != "" {
+		m.CPU = v
+	}
+	if v := procField("/proc/meminfo", "MemTotal"); v != "" {
+		var kb int64
+		fmt.Sscanf(v, "%d", &kb)
+		m.MemoryBytes = kb << 10
+	}
+	// Memory rounded to GiB: the kernel's own reservation moves the exact figure.
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s|%d|%d|%s", m.CPU, m.Cores, (m.MemoryBytes+1<<29)>>30, m.OS)))
+	m.Fingerprint = fmt.Sprintf("%x", h[:6])
+	return m
+}
+
+// procField returns the value of the first "key : value" line of a /proc file.
+func procField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return ""
+}

@@ -1,0 +1,259 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/backfill-bench/backfill-bench/bench"
+)
+
+// The test binary doubles as a fake bench binary when this variable is set; the
+// cell's row count picks what it does (see fakeBench).
+const fakeEnv = "BACKFILL_BENCH_FAKE"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(fakeEnv) != "" {
+		os.Exit(fakeBench(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// Row counts that make the fake misbehave.
+const (
+	rowsOK         = 1
+	rowsCrash      = 2 // dies like a panic
+	rowsHang       = 3 // never finishes
+	rowsVerifyFail = 4 // the job's B != A check fails
+	rowsWrongCell  = 5 // exits 0 without the cell's result
+)
+
+func fakeBench(args []string) int {
+	fs := flag.NewFlagSet("fake", flag.ContinueOnError)
+	dims := map[string]*string{}
+	for _, d := range bench.Dimensions {
+		dims[d] = fs.String(d, "", "")
+	}
+	fs.String("test.run", "", "")
+	fs.String("test.bench", "", "")
+	fs.String("test.benchtime", "", "")
+	fs.String("test.count", "", "")
+	trace := fs.String("trace", "", "")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	var m bench.Matrix
+	for _, d := range bench.Dimensions {
+		if err := m.Set(d, *dims[d]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+	}
+	cell := m.Cells()[0]
+	fmt.Println("Unit rows/s better=higher\ngoos: linux\ngoarch: amd64\npkg: fake\ncpu: fake")
+	switch cell.Rows {
+	case rowsCrash:
+		fmt.Fprintln(os.Stderr, "panic: runtime error: index out of range [3] with length 3")
+		return 2
+	case rowsHang:
+		time.Sleep(time.Hour)
+	case rowsVerifyFail:
+		fmt.Printf("--- FAIL: BenchmarkBackfill/%s\n    bench_test.go:99: pipeline: MV differs from upstream at pk (7): missing in MV\nFAIL\n", cell.Name())
+		return 1
+	case rowsWrongCell:
+		fmt.Println("PASS")
+		return 0
+	}
+	rowsPerSec := 1000.0
+	if cell.Persist {
+		rowsPerSec = 900
+	}
+	fmt.Printf("BenchmarkBackfill/%s-2 \t1\t%d ns/op\t%g rows/s\nPASS\n", cell.Name(), 1000000, rowsPerSec)
+	if err := bench.AppendTrace(*trace, bench.Trace{Cell: cell.Name()}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func fakeConfig(t *testing.T, rows string, count int) RunConfig {
+	t.Helper()
+	t.Setenv(fakeEnv, "1")
+	m := QuickMatrix()
+	m.Workloads = []string{"narrow"}
+	if err := m.Set("rows", rows); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return RunConfig{
+		Matrix: m, Count: count, Src: ".", Out: t.TempDir(), Binary: exe, Timeout: 5 * time.Second,
+		CommandLine: []string{"benchrun", "run", "--rows", rows}, Stdout: &bytes.Buffer{},
+	}
+}
+
+func readResults(t *testing.T, dir string) []*benchfmt.Result {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "results.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []*benchfmt.Result
+	r := benchfmt.NewReader(f, "results.txt")
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			out = append(out, rec.Clone())
+		case *benchfmt.SyntaxError:
+			t.Errorf("results.txt: %v", rec)
+		}
+	}
+	return out
+}
+
+func TestRunRecordsFailedCellsAndGoesOn(t *testing.T) {
+	for _, tc := range []struct {
+		name, reason string
+		rows         int
+	}{
+		{"crash", "exit status 2", rowsCrash},
+		{"hang", "timeout after", rowsHang},
+		{"verification", "exit status 1", rowsVerifyFail},
+		{"no result", "no result for the cell", rowsWrongCell},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := fakeConfig(t, fmt.Sprintf("%d,%d", rowsOK, tc.rows), 2)
+			if tc.rows == rowsHang {
+				cfg.Timeout = 300 * time.Millisecond
+			}
+			rep, err := RunMatrix(context.Background(), cfg)
+			if err == nil || !strings.Contains(err.Error(), "4 of 8 runs failed") {
+				t.Fatalf("err = %v, want 4 of 8 runs failed", err)
+			}
+			if rep.Done != 8 || len(rep.Failures) != 4 {
+				t.Fatalf("done %d, failures %d; want 8 and 4", rep.Done, len(rep.Failures))
+			}
+			for _, f := range rep.Failures {
+				if f.Run.Cell.Rows != int64(tc.rows) || !strings.Contains(f.Reason, tc.reason) {
+					t.Errorf("failure %+v: want rows=%d and reason %q", f, tc.rows, tc.reason)
+				}
+			}
+			results := readResults(t, cfg.Out)
+			if len(results) != 4 {
+				t.Fatalf("results.txt has %d results, want the 4 of the good cell", len(results))
+			}
+			for _, r := range results {
+				if c, _ := CellOf(r); c.Rows != rowsOK {
+					t.Errorf("result of %s, want only rows=%d", r.Name, rowsOK)
+				}
+				if v, _ := r.ConfigIndex("machine"); v < 0 {
+					t.Errorf("result has no machine config")
+				}
+			}
+			failures, err := os.ReadFile(filepath.Join(cfg.Out, "failures.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[int]string{rowsCrash: "index out of range", rowsVerifyFail: "MV differs from upstream"}[tc.rows]
+			if !strings.Contains(string(failures), want) {
+				t.Errorf("failures.txt lacks the output tail %q:\n%s", want, failures)
+			}
+			traces, _ := filepath.Glob(filepath.Join(cfg.Out, "traces", "*"))
+			if len(traces) != 4 {
+				t.Errorf("traces %v: want one per successful run", traces)
+			}
+		})
+	}
+}
+
+func TestRunInterleavesAndSummarizes(t *testing.T) {
+	cfg := fakeConfig(t, "1", 4)
+	cfg.Progress = &bytes.Buffer{}
+	cfg.Terminal = true
+	rep, err := RunMatrix(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run order was off, on, off, on, …: check it in the trace files' times.
+	var order []bool
+	for _, r := range Plan(cfg.Matrix.Cells(), cfg.Count) {
+		order = append(order, r.Cell.Persist)
+	}
+	if fmt.Sprint(order) != "[false true false true false true false true]" {
+		t.Errorf("plan order %v, want persist off and on alternating", order)
+	}
+	if len(rep.Results) != 8 {
+		t.Fatalf("%d results, want 8", len(rep.Results))
+	}
+	summary := cfg.Stdout.(*bytes.Buffer).String()
+	for _, want := range []string{"persist=off", "persist=on", "rows/s ↑", "-10.00% (p=0.029) worse", "~ (p=1.000)", "results: " + cfg.Out} {
+		if !strings.Contains(summary, want) {
+			t.Errorf("summary lacks %q:\n%s", want, summary)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Out, "summary.txt")); err != nil {
+		t.Error(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(cfg.Out, "command.txt")); string(got) != "benchrun run --rows 1\n" {
+		t.Errorf("command.txt = %q", got)
+	}
+	if !strings.Contains(cfg.Progress.(*bytes.Buffer).String(), "8 runs in") {
+		t.Errorf("progress output: %q", cfg.Progress.(*bytes.Buffer).String())
+	}
+
+	// benchstat itself reads the file.
+	out, err := exec.Command("go", "tool", "benchstat", "-col", "/persist", filepath.Join(cfg.Out, "results.txt")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool benchstat: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "rows/s") || !strings.Contains(string(out), "off") {
+		t.Errorf("benchstat output:\n%s", out)
+	}
+}
+
+func TestRunInterruptKeepsFinishedResults(t *testing.T) {
+	// Cell rows=1 finishes; rows=3 hangs until the context is cancelled.
+	cfg := fakeConfig(t, fmt.Sprintf("%d,%d", rowsOK, rowsHang), 1)
+	cfg.Timeout = time.Minute
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	start := time.Now()
+	rep, err := RunMatrix(ctx, cfg)
+	if err == nil || !strings.Contains(err.Error(), "interrupted after 2 of 4 runs") {
+		t.Fatalf("err = %v, want interrupted after 2 of 4 runs", err)
+	}
+	if time.Since(start) > 30*time.Second {
+		t.Errorf("stopping took %v", time.Since(start))
+	}
+	if len(rep.Failures) != 0 {
+		t.Errorf("an interrupted run is not a failure: %+v", rep.Failures)
+	}
+	if results := readResults(t, cfg.Out); len(results) != 2 {
+		t.Errorf("results.txt holds %d results, want the 2 finished", len(results))
+	}
+}
+
+func TestDryRunValidates(t *testing.T) {
+	cfg := fakeConfig(t, "1", 1)
+	cfg.DryRun = true
+	cfg.Matrix.Profiles = []string{"mem", "nosuch"}
+	if _, err := RunMatrix(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `unknown profile "nosuch"`) {
+		t.Errorf("err = %v", err)
+	}
+	cfg.Count = 0
+	if _, err := RunMatrix(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--count") {
+		t.Errorf("err = %v", err)
+	}
+}

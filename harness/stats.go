@@ -1,0 +1,154 @@
+package harness
+
+import (
+	"fmt"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
+)
+
+// GridConfig says how to split results, in benchstat's projection syntax.
+type GridConfig struct {
+	Table  string // tables, besides the unit (benchstat -table without .unit)
+	Row    string // default ".fullname"
+	Col    string // default ".file"
+	Ignore string // keys whose variation is ignored (benchstat -ignore)
+	Filter string // benchstat -filter; default "*"
+}
+
+// Grid is benchstat's analysis of a set of results: per table (one unit and the table
+// keys), a sample per row and column summarized by its median and 95 % confidence
+// interval, and each column compared with the first by the Mann–Whitney U test.
+type Grid struct {
+	Tables []*GridTable
+}
+
+// GridTable is one unit's table.
+type GridTable struct {
+	Key    benchproc.Key // the table projection, with .unit
+	Unit   string
+	Better int // +1 higher is better, −1 lower, 0 unknown
+	Rows   []benchproc.Key
+	Cols   []benchproc.Key
+	Cells  map[GridKey]*GridCell
+}
+
+// GridKey addresses a cell.
+type GridKey struct{ Row, Col benchproc.Key }
+
+// GridCell is one sample with its summary and, outside the first column, its
+// comparison with the first column's cell of the same row.
+type GridCell struct {
+	Sample  *benchmath.Sample
+	Summary benchmath.Summary
+	Base    *GridCell             // the first column's cell; nil in it or when missing
+	Cmp     *benchmath.Comparison // against Base
+}
+
+// Delta is the relative change of the center against Base (0.05 = +5 %); ok is false
+// without a base or with a zero base.
+func (c *GridCell) Delta() (d float64, ok bool) {
+	if c.Base == nil || c.Base.Summary.Center == 0 {
+		return 0, false
+	}
+	return c.Summary.Center/c.Base.Summary.Center - 1, true
+}
+
+// Significant reports whether the comparison rejects "no difference" at its alpha.
+func (c *GridCell) Significant() bool { return c.Cmp != nil && c.Cmp.P <= c.Cmp.Alpha }
+
+// Confidence is the confidence level of every interval, as benchstat's default.
+const Confidence = 0.95
+
+// NewGrid projects the results like benchstat does with the same flags and computes
+// the same statistics (benchmath's assumption for each unit, default thresholds).
+func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) (*Grid, error) {
+	if cfg.Row == "" {
+		cfg.Row = ".fullname"
+	}
+	if cfg.Col == "" {
+		cfg.Col = ".file"
+	}
+	if cfg.Filter == "" {
+		cfg.Filter = "*"
+	}
+	filter, err := benchproc.NewFilter(cfg.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("filter %q: %w", cfg.Filter, err)
+	}
+	var parser benchproc.ProjectionParser
+	tableBy, unitField, err := parser.ParseWithUnit(cfg.Table, filter)
+	if err != nil {
+		return nil, fmt.Errorf("table projection %q: %w", cfg.Table, err)
+	}
+	rowBy, err := parser.Parse(cfg.Row, filter)
+	if err != nil {
+		return nil, fmt.Errorf("row projection %q: %w", cfg.Row, err)
+	}
+	colBy, err := parser.Parse(cfg.Col, filter)
+	if err != nil {
+		return nil, fmt.Errorf("column projection %q: %w", cfg.Col, err)
+	}
+	if _, err := parser.Parse(cfg.Ignore, filter); err != nil {
+		return nil, fmt.Errorf("ignore %q: %w", cfg.Ignore, err)
+	}
+
+	type building struct {
+		rows, cols map[benchproc.Key]bool
+		values     map[GridKey][]float64
+	}
+	tables := map[benchproc.Key]*building{}
+	for _, r := range results {
+		if ok, _ := filter.Apply(r); !ok {
+			continue
+		}
+		row, col := rowBy.Project(r), colBy.Project(r)
+		for i, tk := range tableBy.ProjectValues(r) {
+			t := tables[tk]
+			if t == nil {
+				t = &building{rows: map[benchproc.Key]bool{}, cols: map[benchproc.Key]bool{}, values: map[GridKey][]float64{}}
+				tables[tk] = t
+			}
+			t.rows[row], t.cols[col] = true, true
+			k := GridKey{row, col}
+			t.values[k] = append(t.values[k], r.Values[i].Value)
+		}
+	}
+
+	g := &Grid{}
+	thresholds := benchmath.DefaultThresholds
+	for _, tk := range sortedKeys(tables) {
+		b := tables[tk]
+		unit := tk.Get(unitField)
+		t := &GridTable{
+			Key: tk, Unit: unit, Better: units.GetBetter(unit),
+			Rows: sortedKeys(b.rows), Cols: sortedKeys(b.cols), Cells: map[GridKey]*GridCell{},
+		}
+		assumption := units.GetAssumption(unit)
+		for k, vals := range b.values {
+			s := benchmath.NewSample(vals, &thresholds)
+			t.Cells[k] = &GridCell{Sample: s, Summary: assumption.Summary(s, Confidence)}
+		}
+		for k, c := range t.Cells {
+			if k.Col == t.Cols[0] {
+				continue
+			}
+			if base := t.Cells[GridKey{k.Row, t.Cols[0]}]; base != nil {
+				cmp := assumption.Compare(base.Sample, c.Sample)
+				c.Base, c.Cmp = base, &cmp
+			}
+		}
+		g.Tables = append(g.Tables, t)
+	}
+	return g, nil
+}
+
+func sortedKeys[V any](m map[benchproc.Key]V) []benchproc.Key {
+	keys := make([]benchproc.Key, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	benchproc.SortKeys(keys)
+	return keys
+}
