@@ -7,7 +7,10 @@ COUNT ?= 1
 
 ARGS ?=
 
-.PHONY: test bench bench-gotest bench-all lint fuzz
+BASE ?=
+HEAD ?=
+
+.PHONY: test bench bench-gotest bench-all compare lint fuzz
 
 ## test: vet and run every test (the CI command)
 test:
@@ -17,6 +20,11 @@ test:
 ## bench: the main job: the quick suite (or the matrix in ARGS) into results/runs/, with a summary
 bench:
 	$(GO) run ./cmd/benchrun run $(ARGS)
+
+## compare: compare BASE (a ref or results) with HEAD (default: the working tree): make compare BASE=main
+compare:
+	@test -n "$(BASE)" || { echo "usage: make compare BASE=<ref or results> [HEAD=<ref or results>] [ARGS=...]"; exit 2; }
+	$(GO) run ./cmd/benchrun compare $(ARGS) $(BASE) $(HEAD)
 
 ## bench-gotest: the backfill benchmarks straight from go test, benchfmt on stdout
 bench-gotest:

@@ -65,9 +65,8 @@ func InspectSource(ctx context.Context, dir string) (Source, error) {
 	if s.GoVersion, err = command(ctx, s.Dir, "go", "env", "GOVERSION"); err != nil {
 		return s, err
 	}
-	if s.Pebble, err = command(ctx, s.Dir, "go", "list", "-m", "-f", "{{.Version}}", "github.com/cockroachdb/pebble/v2"); err != nil {
-		return s, err
-	}
+	// Best effort: a checkout too old or too broken to list modules still runs.
+	s.Pebble, _ = command(ctx, s.Dir, "go", "list", "-m", "-f", "{{.Version}}", "github.com/cockroachdb/pebble/v2")
 	if _, err := command(ctx, s.Dir, "git", "rev-parse", "--git-dir"); err != nil {
 		return s, nil // not a git checkout: results carry no commit
 	}

@@ -188,7 +188,7 @@ func TestRunInterleavesAndSummarizes(t *testing.T) {
 	}
 	// The run order was off, on, off, on, …: check it in the trace files' times.
 	var order []bool
-	for _, r := range Plan(cfg.Matrix.Cells(), cfg.Count) {
+	for _, r := range Plan(cfg.Matrix.Cells(), cfg.Count, 1) {
 		order = append(order, r.Cell.Persist)
 	}
 	if fmt.Sprint(order) != "[false true false true false true false true]" {

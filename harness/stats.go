@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
@@ -122,7 +123,7 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 		b := tables[tk]
 		unit := tk.Get(unitField)
 		t := &GridTable{
-			Key: tk, Unit: unit, Better: units.GetBetter(unit),
+			Key: tk, Unit: unit, Better: betterOf(units, unit),
 			Rows: sortedKeys(b.rows), Cols: sortedKeys(b.cols), Cells: map[GridKey]*GridCell{},
 		}
 		assumption := units.GetAssumption(unit)
@@ -151,4 +152,20 @@ func sortedKeys[V any](m map[benchproc.Key]V) []benchproc.Key {
 	}
 	benchproc.SortKeys(keys)
 	return keys
+}
+
+// betterOf is the unit's direction from its Unit metadata or, without one, from its
+// name: rates (…/s) are better higher; times, bytes, allocations and
+// amplification lower.
+func betterOf(units benchfmt.UnitMetadataMap, unit string) int {
+	if b := units.GetBetter(unit); b != 0 {
+		return b
+	}
+	switch {
+	case strings.HasSuffix(unit, "/s"):
+		return 1
+	case strings.Contains(unit, "sec"), strings.HasSuffix(unit, "B/op"), strings.Contains(unit, "allocs"), strings.Contains(unit, "amp"):
+		return -1
+	}
+	return 0
 }

@@ -26,9 +26,21 @@ func main() {
 // usageError marks a bad command line: exit status 2.
 type usageError struct{ error }
 
+// exitError carries an exit status of its own.
+type exitError struct {
+	code int
+	error
+}
+
+func (e exitError) Unwrap() error { return e.error }
+
 func exitCode(err error) int {
 	var u usageError
-	if errors.As(err, &u) || errors.Is(err, flag.ErrHelp) {
+	var x exitError
+	switch {
+	case errors.As(err, &x):
+		return x.code
+	case errors.As(err, &u) || errors.Is(err, flag.ErrHelp):
 		return 2
 	}
 	return 1
@@ -42,6 +54,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"run", "run the benchmark matrix (default: the quick suite) into a results directory", runRun},
+		{"compare", "compare two commits (or results) with statistics and a regression verdict", runCompare},
 		{"profiles", "list hardware profiles with every knob", runProfiles},
 		{"workloads", "list workloads: tables, key distributions, change mixes", runWorkloads},
 		{"gen", "print sample rows of a workload", runGen},

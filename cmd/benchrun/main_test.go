@@ -117,6 +117,14 @@ func TestUsageErrors(t *testing.T) {
 		{"run", "--rows", "-5"},
 		{"run", "--par", "0"},
 		{"profiles", "--profile-file", "/nonexistent/p.json"},
+		{"compare"},
+		{"compare", "a", "b", "c"},
+		{"compare", "testdata/profiles.stdout", "main"},
+		{"compare", "main", "--alpha", "2"},
+		{"compare", "main", "--correction", "bonferroni"},
+		{"compare", "main", "--threshold", "rows/s"},
+		{"compare", "main", "--count", "0"},
+		{"compare", "main", "--thresholds-file", "/nonexistent.json"},
 	} {
 		_, _, err := runArgs(args...)
 		if err == nil {
@@ -132,5 +140,22 @@ func TestUsageErrors(t *testing.T) {
 	}
 	if _, _, err := runArgs("gen", "-h"); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("gen -h: %v", err)
+	}
+}
+
+func TestCompareFilesExitCodes(t *testing.T) {
+	files := filepath.Join("..", "..", "harness", "testdata", "compare")
+	base, head := filepath.Join(files, "base.txt"), filepath.Join(files, "head.txt")
+	out, _, err := runArgs("compare", base, head, "--out", t.TempDir())
+	if exitCode(err) != 1 || !strings.Contains(out, "✗ REGRESSION") {
+		t.Errorf("regressed files: exit %d (%v), want 1\n%s", exitCode(err), err, out)
+	}
+	// Raising the thresholds beyond the 10 % shift clears the verdict.
+	out, _, err = runArgs("compare", "--threshold", "rows/s=20%,sec/op=20%", base, head, "--out", t.TempDir())
+	if err != nil || !strings.Contains(out, "✓ no regression") {
+		t.Errorf("with 20%% thresholds: %v\n%s", err, out)
+	}
+	if _, _, err := runArgs("compare", base, base, "--out", t.TempDir()); err != nil {
+		t.Errorf("a file against itself: %v", err)
 	}
 }

@@ -54,15 +54,10 @@ var dimensionHelp = map[string]string{
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Matrix: harness.QuickMatrix(), Stdout: stdout, Progress: stderr}
-	for _, d := range bench.Dimensions {
-		fs.Var(dimensionFlag{&cfg.Matrix, d}, d, "comma-separated "+dimensionHelp[d])
-	}
-	fs.Var((*listFlag)(&cfg.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
+	bindMatrix(fs, &cfg.Matrix, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", harness.QuickCount, "rounds: runs of every cell, interleaved")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>)")
-	fs.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "a run taking longer is killed and recorded as failed")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
-	fs.StringVar(&cfg.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: benchrun run [flags]\n\nRuns the benchmark matrix, each job in its own process, rounds interleaved, and\nwrites benchfmt results, traces and a summary. With no flags: the quick suite.\n\n")
 		fs.PrintDefaults()
@@ -78,6 +73,16 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	_, err := harness.RunMatrix(ctx, cfg)
 	return err
+}
+
+// bindMatrix binds the flags that say what to run, shared by run and compare.
+func bindMatrix(fs *flag.FlagSet, m *bench.Matrix, profileFiles *[]string, timeout *time.Duration, src *string) {
+	for _, d := range bench.Dimensions {
+		fs.Var(dimensionFlag{m, d}, d, "comma-separated "+dimensionHelp[d])
+	}
+	fs.Var((*listFlag)(profileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
+	fs.DurationVar(timeout, "timeout", 10*time.Minute, "a run taking longer is killed and recorded as failed")
+	fs.StringVar(src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
 }
 
 func runProfiles(_ context.Context, stdout, stderr io.Writer, args []string) error {

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/backfill-bench/backfill-bench/harness"
+)
+
+// thresholdFlag collects unit=percent lists, checked as they are given and applied
+// after the thresholds file.
+type thresholdFlag []string
+
+func (f *thresholdFlag) String() string { return strings.Join(*f, ",") }
+func (f *thresholdFlag) Set(v string) error {
+	if err := (harness.Thresholds{}).Set(v); err != nil {
+		return err
+	}
+	*f = append(*f, v)
+	return nil
+}
+
+func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	cfg := harness.CompareConfig{Matrix: harness.QuickMatrix(), Thresholds: harness.DefaultThresholds(), Stdout: stdout, Progress: stderr}
+	bindMatrix(fs, &cfg.Matrix, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	fs.IntVar(&cfg.Count, "count", 10, "runs of every cell on each side, interleaved base, head, base, …")
+	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
+	var thresholds thresholdFlag
+	fs.Var(&thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (rows/s=3%,sec/op=3%,barrier-p99-sec=10%,write-amp=2%); 0% drops a unit")
+	thresholdsFile := fs.String("thresholds-file", "", "a JSON `file` of unit → percent, applied before --threshold")
+	fs.StringVar(&cfg.Correction, "correction", harness.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
+	fs.Float64Var(&cfg.Alpha, "alpha", 0.05, "significance level after correction")
+	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>)")
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), `usage: benchrun compare [flags] BASE [HEAD]
+
+Compares HEAD with BASE and gives a verdict: exit 0 no regression, 1 regression,
+2 usage or build error. Each side is a git ref, a results file or a results
+directory; HEAD defaults to the working tree. Refs are checked out in temporary git
+worktrees, built, and run on the same cells interleaved.
+
+`)
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, stderr, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 || len(pos) > 2 {
+		return usageError{fmt.Errorf("compare: want BASE [HEAD], got %d arguments", len(pos))}
+	}
+	cfg.Base = pos[0]
+	if len(pos) == 2 {
+		cfg.Head = pos[1]
+	}
+	if *thresholdsFile != "" {
+		if err := cfg.Thresholds.Load(*thresholdsFile); err != nil {
+			return usageError{err}
+		}
+	}
+	for _, t := range thresholds {
+		cfg.Thresholds.Set(t) // checked when parsed
+	}
+	cfg.CommandLine = append([]string{"benchrun", "compare"}, args...)
+	cfg.Terminal = isTerminal(stderr)
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	if err := cfg.Validate(); err != nil {
+		return usageError{err}
+	}
+	_, err = harness.Compare(ctx, cfg)
+	if err != nil && !errors.Is(err, harness.ErrRegression) {
+		return exitError{2, err} // a build or run failure is not a verdict
+	}
+	return err
+}
+
+// parseInterspersed parses flags that may come before, between or after the
+// positional arguments, which it returns.
+func parseInterspersed(fs *flag.FlagSet, stderr io.Writer, args []string) ([]string, error) {
+	fs.SetOutput(stderr)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err}
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
