@@ -40,6 +40,7 @@ type CompareConfig struct {
 	Progress     io.Writer
 	Terminal     bool
 	Logger       *slog.Logger
+	NoPlots      bool
 }
 
 // CompareIgnore are the config keys that differ between two commits by nature;
@@ -387,21 +388,30 @@ func writeComparison(ctx context.Context, cfg CompareConfig, src Source, dir str
 	if err := writeFileAtomic(filepath.Join(dir, "benchstat.txt"), []byte(out+"\n")); err != nil {
 		return err
 	}
+	if err := writeVerdictJSON(dir, v); err != nil {
+		return err
+	}
+	var plots []string
+	var table bytes.Buffer
+	if !cfg.NoPlots {
+		plots = drawPlots(&table, cfg.Logger, dir)
+	}
+	var report bytes.Buffer
+	WriteReport(&report, v, cfg.CommandLine, InspectMachine(), plots)
+	if err := writeFileAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
+		return err
+	}
+	var printed bytes.Buffer
+	WriteVerdictTable(&printed, v)
+	fmt.Fprintf(&printed, "\ncomparison: %s\n%s", dir, table.String())
+	_, err = cfg.Stdout.Write(printed.Bytes())
+	return err
+}
+
+func writeVerdictJSON(dir string, v *Verdict) error {
 	js, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "verdict.json"), append(js, '\n')); err != nil {
-		return err
-	}
-	var report bytes.Buffer
-	WriteReport(&report, v, cfg.CommandLine, InspectMachine())
-	if err := writeFileAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
-		return err
-	}
-	var table bytes.Buffer
-	WriteVerdictTable(&table, v)
-	fmt.Fprintf(&table, "\ncomparison: %s\n", dir)
-	_, err = cfg.Stdout.Write(table.Bytes())
-	return err
+	return writeFileAtomic(filepath.Join(dir, "verdict.json"), append(js, '\n'))
 }

@@ -163,7 +163,11 @@ type outcome struct {
 
 // runOne runs one job of the cell in its own process of the side's bench binary.
 func (x *executor) runOne(ctx context.Context, s *side, p profile.Profile, run Run) outcome {
-	trace := filepath.Join(x.dir, "traces", s.label+traceName(run))
+	traces := filepath.Join(x.dir, "traces", s.label)
+	if err := os.MkdirAll(traces, 0o755); err != nil {
+		return outcome{failure: &Failure{Run: run, Side: s.label, Reason: err.Error()}}
+	}
+	trace := filepath.Join(traces, traceName(run))
 	tmpTrace := trace + ".tmp"
 	os.Remove(tmpTrace)
 	args := append(run.Cell.Args(), "-test.benchtime", "1x", "-test.count", "1", "-trace", tmpTrace)

@@ -103,7 +103,7 @@ const maxReportRows = 150
 
 // WriteReport writes report.md: the verdict first, then the table, the cells only
 // one side has, notes, the exact command and the machine.
-func WriteReport(w io.Writer, v *Verdict, commandLine []string, m Machine) {
+func WriteReport(w io.Writer, v *Verdict, commandLine []string, m Machine, plots []string) {
 	fmt.Fprintf(w, "## backfill-bench: `%s` vs `%s`\n\n**%s**\n\n", v.Base, v.Head, headline(v))
 	fmt.Fprintln(w, "| | cell | metric | base | head | Δ | p (adj.) | threshold |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
@@ -120,6 +120,12 @@ func WriteReport(w io.Writer, v *Verdict, commandLine []string, m Machine) {
 	writeMissing(w, v, "- ")
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "- note: %s\n", n)
+	}
+	if len(plots) > 0 {
+		fmt.Fprint(w, "\n### Plots\n\n")
+		for _, p := range plots {
+			fmt.Fprintf(w, "![%s](plots/%s.png)\n", p, p)
+		}
 	}
 	fmt.Fprintf(w, "\nA cell regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction. Medians ± 95 %% CI; p from the Mann–Whitney U test, as benchstat. All metrics: `benchstat.txt`.\n\n",
 		map[string]string{Holm: "Holm–Bonferroni", BH: "Benjamini–Hochberg"}[v.Correction])

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -26,6 +27,7 @@ type RunConfig struct {
 	Out          string        // results directory; "": <module>/results/runs/<UTC time>-<commit>
 	Timeout      time.Duration // per run (default 10m)
 	DryRun       bool          // print the plan only
+	NoPlots      bool          // skip drawing plots
 	Binary       string        // a built bench binary to use instead of building one
 	CommandLine  []string      // recorded in command.txt
 	Stdout       io.Writer     // plan and summary
@@ -146,8 +148,28 @@ func RunMatrix(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		if err := writeSummary(cfg.Stdout, x.dir, rep); err != nil {
 			return rep, err
 		}
+		if !cfg.NoPlots {
+			drawPlots(cfg.Stdout, cfg.Logger, x.dir)
+		}
 	}
 	return rep, x.err(ctx, len(runs))
+}
+
+// drawPlots draws the directory's plots and says where they are; a plot that
+// cannot be drawn is a warning, not a failure of the run.
+func drawPlots(w io.Writer, log *slog.Logger, dir string) []string {
+	made, skipped, err := PlotDir(dir)
+	if err != nil {
+		log.Warn("no plots", "err", err)
+		return nil
+	}
+	for _, s := range skipped {
+		log.Warn("plot skipped", "why", s)
+	}
+	if len(made) > 0 {
+		fmt.Fprintf(w, "plots: %s/{%s}.{png,svg}\n", filepath.Join(dir, "plots"), strings.Join(made, ","))
+	}
+	return made
 }
 
 // writeSummary prints the summary and keeps it as summary.txt.

@@ -37,6 +37,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&cfg.Correction, "correction", harness.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
 	fs.Float64Var(&cfg.Alpha, "alpha", 0.05, "significance level after correction")
 	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>)")
+	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun compare [flags] BASE [HEAD]
 

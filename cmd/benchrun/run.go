@@ -58,6 +58,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.IntVar(&cfg.Count, "count", harness.QuickCount, "rounds: runs of every cell, interleaved")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>)")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
+	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: benchrun run [flags]\n\nRuns the benchmark matrix, each job in its own process, rounds interleaved, and\nwrites benchfmt results, traces and a summary. With no flags: the quick suite.\n\n")
 		fs.PrintDefaults()

@@ -1,0 +1,226 @@
+package harness
+
+import (
+	"bytes"
+	"encoding/xml"
+	"flag"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// copyDir copies a fixture directory tree into a temporary one.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// checkImages checks that each plot of dir exists as a PNG 800 px wide and as an SVG.
+func checkImages(t *testing.T, dir string, names []string) {
+	t.Helper()
+	for _, n := range names {
+		f, err := os.Open(filepath.Join(dir, n+".png"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil {
+			t.Errorf("%s.png: %v", n, err)
+		} else if cfg.Width != 800 || cfg.Height < 400 || cfg.Height > 1600 {
+			t.Errorf("%s.png is %d×%d, want 800 wide and 400–1600 high", n, cfg.Width, cfg.Height)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, n+".svg"))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		var root struct{ XMLName xml.Name }
+		if err := xml.Unmarshal(data, &root); err != nil || root.XMLName.Local != "svg" {
+			t.Errorf("%s.svg: not an SVG document (%v, root %q)", n, err, root.XMLName.Local)
+		}
+	}
+}
+
+func TestPlotRunDir(t *testing.T) {
+	dir := copyDir(t, filepath.Join("testdata", "plots", "run"))
+	made, skipped, err := PlotDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"variants", "barrier-cdf", "bytes", "timeline"}
+	if !slices.Equal(made, want) || len(skipped) != 0 {
+		t.Fatalf("made %v, skipped %v; want %v", made, skipped, want)
+	}
+	checkImages(t, filepath.Join(dir, "plots"), made)
+}
+
+func TestPlotCompareDir(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"base.txt", "head.txt"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "compare", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, f), data, 0o644)
+	}
+	v, err := judgeFiles(dir, "base.txt", "head.txt", CompareConfig{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeVerdictJSON(dir, v); err != nil {
+		t.Fatal(err)
+	}
+	made, skipped, err := PlotDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture has no traces and no bytes: those plots say so instead.
+	if !slices.Equal(made, []string{"deltas", "variants"}) || len(skipped) != 3 {
+		t.Fatalf("made %v, skipped %v", made, skipped)
+	}
+	for _, s := range skipped {
+		if !strings.Contains(s, "no ") {
+			t.Errorf("skipped without a reason: %q", s)
+		}
+	}
+	checkImages(t, filepath.Join(dir, "plots"), made)
+}
+
+// TestPlotDegenerate feeds inputs with little in them: every plot is drawn or
+// skipped with a reason, never a panic.
+func TestPlotDegenerate(t *testing.T) {
+	line := func(persist, values string) string {
+		return "BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=" + persist + "/scan=merged/barrier=1s/par=1-2 1 " + values + "\n"
+	}
+	all := "100 ns/op 5 rows/s 0.1 barrier-p99-sec 3 write-amp 1e-6 cpu-sec/row 10 logical-B/op 20 fs-wal-B/op 5 fs-flush-B/op 0 fs-compaction-B/op"
+	trace := `{"cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=1","epochs":[{"epoch":2,"at_sec":0,"latency_sec":0.1,"snapshot_rows":1}]}` + "\n"
+	for _, tc := range []struct {
+		name    string
+		results string
+		trace   string
+	}{
+		{"one run", line("off", all), trace},
+		{"n=1 each side", line("off", all) + line("on", all), trace},
+		{"all values equal", strings.Repeat(line("off", all)+line("on", all), 6), strings.Repeat(trace, 3)},
+		{"metric missing on one side", line("off", all) + line("on", "100 ns/op 5 rows/s"), ""},
+		{"zero everywhere", line("off", "0 ns/op 0 rows/s 0 barrier-p99-sec 0 write-amp") + line("on", "0 ns/op 0 rows/s 0 barrier-p99-sec 0 write-amp"),
+			`{"cell":"profile=mem/workload=narrow/rows=1/persist=off/scan=merged/barrier=1s/par=1","epochs":[{"epoch":2,"latency_sec":0}]}` + "\n"},
+		{"no epochs", line("on", all), `{"cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=1","epochs":[]}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+			os.WriteFile(filepath.Join(dir, "results.txt"), []byte(tc.results), 0o644)
+			if tc.trace != "" {
+				os.WriteFile(filepath.Join(dir, "traces", "t.r1.jsonl"), []byte(tc.trace), 0o644)
+			}
+			made, skipped, err := PlotDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(made)+len(skipped) != 4 {
+				t.Errorf("made %v, skipped %v: want each of the 4 plots accounted for", made, skipped)
+			}
+			for _, s := range skipped {
+				if strings.Contains(s, "could not draw") {
+					t.Errorf("gonum/plot panicked: %s", s)
+				}
+			}
+			checkImages(t, filepath.Join(dir, "plots"), made)
+		})
+	}
+	if _, _, err := PlotDir(t.TempDir()); err == nil || !strings.Contains(err.Error(), "neither results.txt") {
+		t.Errorf("empty directory: err = %v", err)
+	}
+}
+
+func TestReportGolden(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"base.txt", "head.txt"} {
+		data, _ := os.ReadFile(filepath.Join("testdata", "compare", f))
+		os.WriteFile(filepath.Join(dir, f), data, 0o644)
+	}
+	v, err := judgeFiles(dir, "base.txt", "head.txt", CompareConfig{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Base, v.Head = "main", "working-tree"
+	var buf bytes.Buffer
+	m := Machine{CPU: "Fixture CPU", Cores: 2, OS: "linux/amd64", Fingerprint: "0123456789ab"}
+	WriteReport(&buf, v, []string{"benchrun", "compare", "main"}, m, []string{"deltas", "variants"})
+	golden := filepath.Join("testdata", "report.golden.md")
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("report.md differs from %s:\n%s", golden, buf.String())
+	}
+	// A matrix of a thousand judged pairs still fits in a GitHub comment.
+	big := *v
+	for len(big.Findings) < 1000 {
+		big.Findings = append(big.Findings, v.Findings...)
+	}
+	buf.Reset()
+	WriteReport(&buf, &big, []string{"benchrun", "compare", "main"}, m, nil)
+	if n := len([]rune(buf.String())); n > 60000 || !strings.Contains(buf.String(), "more rows in verdict.json") {
+		t.Errorf("report of %d findings is %d characters; want < 60000 and a pointer to verdict.json", len(big.Findings), n)
+	}
+}
+
+func TestPlotTrends(t *testing.T) {
+	fixture, err := os.ReadFile(filepath.Join("testdata", "plots", "run", "results.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var files []string
+	// Written newest first: the plot orders them by commit time.
+	for i := 5; i >= 1; i-- {
+		f := filepath.Join(dir, fmt.Sprintf("night%d.txt", i))
+		head := fmt.Sprintf("commit: %07d\ncommit-time: 2026-11-%02dT02:00:00Z\n", i, i)
+		os.WriteFile(f, append([]byte(head), fixture...), 0o644)
+		files = append(files, f)
+	}
+	out := filepath.Join(dir, "out")
+	if err := PlotTrendFiles(files, out); err != nil {
+		t.Fatal(err)
+	}
+	checkImages(t, out, []string{"trends"})
+	// One file is a trend of one point, still drawn.
+	if err := PlotTrendFiles(files[:1], out); err != nil {
+		t.Errorf("one file: %v", err)
+	}
+	if err := PlotTrendFiles(nil, out); err == nil {
+		t.Error("no files: no error")
+	}
+}
