@@ -135,14 +135,14 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Verdict, error) {
 			if err != nil {
 				return nil, fmt.Errorf("compare: %w", err)
 			}
-			if err := writeFileAtomic(filepath.Join(dir, name), data); err != nil {
+			if err := WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
 				return nil, err
 			}
 		}
 		if cfg.Confirm > 0 {
 			notes = append(notes, "results files cannot be re-run: regressions are not confirmed")
 		}
-		if err := writeFileAtomic(filepath.Join(dir, "command.txt"), []byte(quoteArgs(cfg.CommandLine)+"\n")); err != nil {
+		if err := WriteFileAtomic(filepath.Join(dir, "command.txt"), []byte(quoteArgs(cfg.CommandLine)+"\n")); err != nil {
 			return nil, err
 		}
 	} else {
@@ -385,7 +385,7 @@ func writeComparison(ctx context.Context, cfg CompareConfig, src Source, dir str
 		out = "go tool benchstat failed: " + err.Error()
 		v.Notes = append(v.Notes, "go tool benchstat failed; see benchstat.txt")
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "benchstat.txt"), []byte(out+"\n")); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, "benchstat.txt"), []byte(out+"\n")); err != nil {
 		return err
 	}
 	if err := writeVerdictJSON(dir, v); err != nil {
@@ -398,7 +398,7 @@ func writeComparison(ctx context.Context, cfg CompareConfig, src Source, dir str
 	}
 	var report bytes.Buffer
 	WriteReport(&report, v, cfg.CommandLine, InspectMachine(), plots)
-	if err := writeFileAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
 		return err
 	}
 	var printed bytes.Buffer
@@ -413,5 +413,5 @@ func writeVerdictJSON(dir string, v *Verdict) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "verdict.json"), append(js, '\n'))
+	return WriteFileAtomic(filepath.Join(dir, "verdict.json"), append(js, '\n'))
 }

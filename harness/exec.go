@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -86,7 +87,7 @@ func newExecutor(dir string, profileFiles []string, timeout time.Duration, comma
 	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
 		return nil, fmt.Errorf("results directory: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, "command.txt"), []byte(quoteArgs(commandLine)+"\n")); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, "command.txt"), []byte(quoteArgs(commandLine)+"\n")); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -283,24 +284,31 @@ func addConfig(r *benchfmt.Result, src Source, m Machine, p profile.Profile) {
 	}
 }
 
-// writeResults rewrites results.txt: unit lines, then every result with its config.
+// writeResults rewrites a results file: unit lines, then every result with its config.
 func writeResults(name string, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) error {
 	var buf bytes.Buffer
-	w := benchfmt.NewWriter(&buf)
+	if err := writeBenchfmt(&buf, results, units); err != nil {
+		return err
+	}
+	return WriteFileAtomic(name, buf.Bytes())
+}
+
+func writeBenchfmt(w io.Writer, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) error {
+	bw := benchfmt.NewWriter(w)
 	keys := slices.SortedFunc(maps.Keys(units), func(a, b benchfmt.UnitMetadataKey) int {
 		return cmp.Or(strings.Compare(a.Unit, b.Unit), strings.Compare(a.Key, b.Key))
 	})
 	for _, k := range keys {
-		if err := w.Write(units[k]); err != nil {
+		if err := bw.Write(units[k]); err != nil {
 			return err
 		}
 	}
 	for _, r := range results {
-		if err := w.Write(r); err != nil {
+		if err := bw.Write(r); err != nil {
 			return err
 		}
 	}
-	return writeFileAtomic(name, buf.Bytes())
+	return nil
 }
 
 func writeFailures(dir string, fs []Failure) error {
@@ -315,7 +323,7 @@ func writeFailures(dir string, fs []Failure) error {
 			fmt.Fprintf(&b, "    %s\n", l)
 		}
 	}
-	return writeFileAtomic(filepath.Join(dir, "failures.txt"), []byte(b.String()))
+	return WriteFileAtomic(filepath.Join(dir, "failures.txt"), []byte(b.String()))
 }
 
 // failureTail is the end of a failed run's output: its stdout without the lines
@@ -355,9 +363,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 func (t *tailBuffer) String() string { return string(t.buf) }
 
-// writeFileAtomic writes data to a temporary file beside name and renames it over
+// WriteFileAtomic writes data to a temporary file beside name and renames it over
 // name, so readers see the old file or the new one, never a part.
-func writeFileAtomic(name string, data []byte) error {
+func WriteFileAtomic(name string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)

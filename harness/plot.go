@@ -73,7 +73,7 @@ func savePlots(plots [][]*plot.Plot, w, h vg.Length, base string) error {
 		if _, err := c.WriteTo(&buf); err != nil {
 			return fmt.Errorf("plot %s.%s: %w", base, format, err)
 		}
-		if err := writeFileAtomic(base+"."+format, buf.Bytes()); err != nil {
+		if err := WriteFileAtomic(base+"."+format, buf.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -537,12 +537,14 @@ type TrendPoint struct {
 }
 
 // PlotTrends draws, per key metric, each cell's median over a series of results
-// files (oldest first) with its 95 % confidence interval as a band.
-func PlotTrends(points []TrendPoint, base string) error {
+// files (oldest first) with its 95 % confidence interval as a band, as the change
+// from the cell's first point, so that cells of any level share one axis.
+func PlotTrends(points []TrendPoint, title, base string) error {
 	if len(points) == 0 {
 		return errors.New("plot trends: no results files")
 	}
 	type series struct {
+		first  float64
 		xys    plotter.XYs
 		lo, hi plotter.XYs
 	}
@@ -572,16 +574,20 @@ func PlotTrends(points []TrendPoint, base string) error {
 					name := row.StringValues()
 					s := data[t.Unit][name]
 					if s == nil {
-						s = &series{}
+						if c.Summary.Center == 0 {
+							continue // no level to measure change from
+						}
+						s = &series{first: c.Summary.Center}
 						data[t.Unit][name] = s
 						if !slices.Contains(cells, name) {
 							cells = append(cells, name)
 						}
 					}
-					s.xys = append(s.xys, plotter.XY{X: float64(x), Y: c.Summary.Center})
+					rel := func(v float64) float64 { return 100 * (v/s.first - 1) }
+					s.xys = append(s.xys, plotter.XY{X: float64(x), Y: rel(c.Summary.Center)})
 					if !math.IsInf(c.Summary.Lo, 0) && !math.IsInf(c.Summary.Hi, 0) {
-						s.lo = append(s.lo, plotter.XY{X: float64(x), Y: c.Summary.Lo})
-						s.hi = append(s.hi, plotter.XY{X: float64(x), Y: c.Summary.Hi})
+						s.lo = append(s.lo, plotter.XY{X: float64(x), Y: rel(c.Summary.Lo)})
+						s.hi = append(s.hi, plotter.XY{X: float64(x), Y: rel(c.Summary.Hi)})
 					}
 				}
 			}
@@ -598,7 +604,7 @@ func PlotTrends(points []TrendPoint, base string) error {
 		if byCell == nil {
 			continue
 		}
-		p := newPlot(unit+" over time (median, 95 % CI band)", "", unitLabel(unit, better[unit]))
+		p := newPlot(fmt.Sprintf("%s%s: change from each cell's first night (median, 95 %% CI band)", title, unit), "", "% ("+map[int]string{1: "higher", -1: "lower", 0: "?"}[better[unit]]+" is better)")
 		for i, cell := range cells {
 			s := byCell[cell]
 			if s == nil {
@@ -612,7 +618,7 @@ func PlotTrends(points []TrendPoint, base string) error {
 					return err
 				}
 				r, g, b, _ := c.RGBA()
-				poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x40}
+				poly.Color = color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), 0x30}
 				poly.LineStyle.Width = 0
 				p.Add(poly)
 			}
@@ -621,6 +627,9 @@ func PlotTrends(points []TrendPoint, base string) error {
 				return err
 			}
 			l.Color, pts.Color, pts.Radius = c, c, vg.Points(2.5)
+			if i >= 6 { // the palette repeats: tell the lines apart by dashes too
+				l.Dashes = []vg.Length{vg.Points(5), vg.Points(2)}
+			}
 			p.Add(l, pts)
 			p.Legend.Add(strings.ReplaceAll(labels[i], "\n", " "), l, pts)
 		}

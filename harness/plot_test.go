@@ -212,15 +212,19 @@ func TestPlotTrends(t *testing.T) {
 		files = append(files, f)
 	}
 	out := filepath.Join(dir, "out")
-	if err := PlotTrendFiles(files, out); err != nil {
+	made, err := PlotTrendFiles(files, out)
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkImages(t, out, []string{"trends"})
+	if !slices.Equal(made, []string{"trends-mem"}) {
+		t.Errorf("made %v, want one plot for the one profile", made)
+	}
+	checkImages(t, out, made)
 	// One file is a trend of one point, still drawn.
-	if err := PlotTrendFiles(files[:1], out); err != nil {
+	if _, err := PlotTrendFiles(files[:1], out); err != nil {
 		t.Errorf("one file: %v", err)
 	}
-	if err := PlotTrendFiles(nil, out); err == nil {
+	if _, err := PlotTrendFiles(nil, out); err == nil {
 		t.Error("no files: no error")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"golang.org/x/perf/benchfmt"
@@ -165,21 +166,28 @@ func readVariantTraces(dir string, names []string, variantOf func(t bench.Trace,
 	return vt, nil
 }
 
-// PlotTrendFiles draws trends.png/.svg into out from results files, ordered by
-// their commit-time config (files without one keep their order, first).
-func PlotTrendFiles(files []string, out string) error {
+// PlotTrendFiles draws trends-<profile>.png/.svg into out from results files,
+// ordered by their commit-time config (files without one first, in their order),
+// and returns the base names drawn.
+func PlotTrendFiles(files []string, out string) ([]string, error) {
 	type dated struct {
 		TrendPoint
 		at string
 	}
 	var pts []dated
+	var profiles []string
 	for _, f := range files {
 		results, units, err := readResultFiles(f)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(results) == 0 {
-			return fmt.Errorf("plot trends: no results in %s", f)
+			return nil, fmt.Errorf("plot trends: no results in %s", f)
+		}
+		for _, r := range results {
+			if c, ok := CellOf(r); ok && !slices.Contains(profiles, c.Profile) {
+				profiles = append(profiles, c.Profile)
+			}
 		}
 		at, commit := configOf(results[0], "commit-time"), configOf(results[0], "commit")
 		label := filepath.Base(filepath.Dir(f))
@@ -191,15 +199,35 @@ func PlotTrendFiles(files []string, out string) error {
 		}
 		pts = append(pts, dated{TrendPoint{Label: label, Results: results, Units: units}, at})
 	}
+	if len(pts) == 0 {
+		return nil, errors.New("plot trends: no results files")
+	}
 	sort.SliceStable(pts, func(i, j int) bool { return pts[i].at < pts[j].at })
-	var series []TrendPoint
-	for _, p := range pts {
-		series = append(series, p.TrendPoint)
-	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	return PlotTrends(series, filepath.Join(out, "trends"))
+	// One picture per profile: levels differ by profile, and a legend of every cell
+	// of the matrix would cover the plot.
+	var made []string
+	for _, prof := range profiles {
+		var series []TrendPoint
+		for _, p := range pts {
+			tp := p.TrendPoint
+			tp.Results = nil
+			for _, r := range p.Results {
+				if c, ok := CellOf(r); ok && c.Profile == prof {
+					tp.Results = append(tp.Results, r)
+				}
+			}
+			series = append(series, tp)
+		}
+		name := "trends-" + safeName(prof)
+		if err := PlotTrends(series, "profile "+prof+", ", filepath.Join(out, name)); err != nil {
+			return made, err
+		}
+		made = append(made, name)
+	}
+	return made, nil
 }
 
 func configOf(r *benchfmt.Result, key string) string {

@@ -28,6 +28,7 @@ type RunConfig struct {
 	Timeout      time.Duration // per run (default 10m)
 	DryRun       bool          // print the plan only
 	NoPlots      bool          // skip drawing plots
+	Shard        Shard         // run only this part of the matrix (zero: all)
 	Binary       string        // a built bench binary to use instead of building one
 	CommandLine  []string      // recorded in command.txt
 	Stdout       io.Writer     // plan and summary
@@ -107,6 +108,9 @@ func RunMatrix(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	}
 	profiles, _ := profile.NewSet(cfg.ProfileFiles)
 	cells := cfg.Matrix.Cells()
+	if cfg.Shard.Count > 1 {
+		cells = ShardCells(cells, profiles, cfg.Shard)
+	}
 	runs := Plan(cells, cfg.Count, 1)
 	if cfg.DryRun {
 		var used []profile.Profile
@@ -114,7 +118,11 @@ func RunMatrix(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 			p, _ := profiles.Get(name)
 			used = append(used, p)
 		}
-		return nil, writePlan(cfg.Stdout, used, cells, runs)
+		return nil, writePlan(cfg.Stdout, used, profiles, cells, runs, cfg.Shard)
+	}
+	if len(cells) == 0 {
+		cfg.Logger.Info("this shard has no cells", "shard", fmt.Sprintf("%d/%d", cfg.Shard.Index, cfg.Shard.Count))
+		return &RunReport{}, nil
 	}
 
 	src, err := InspectSource(ctx, cfg.Src)
@@ -179,7 +187,7 @@ func writeSummary(w io.Writer, dir string, rep *RunReport) error {
 		return err
 	}
 	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", dir, filepath.Join(dir, "results.txt"))
-	if err := writeFileAtomic(filepath.Join(dir, "summary.txt"), buf.Bytes()); err != nil {
+	if err := WriteFileAtomic(filepath.Join(dir, "summary.txt"), buf.Bytes()); err != nil {
 		return err
 	}
 	_, err := w.Write(buf.Bytes())
@@ -206,6 +214,9 @@ func (cfg RunConfig) Validate() error {
 	}
 	if len(cfg.Matrix.Cells()) == 0 {
 		return errors.New("the matrix is empty: every dimension needs a value")
+	}
+	if cfg.Shard.Count > 0 && (cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Count) {
+		return fmt.Errorf("--shard %d/%d: want 1 ≤ i ≤ n", cfg.Shard.Index, cfg.Shard.Count)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
@@ -15,13 +16,23 @@ import (
 )
 
 // writePlan prints what a run would do, for --dry-run.
-func writePlan(w io.Writer, profiles []profile.Profile, cells []bench.Cell, runs []Run) error {
+func writePlan(w io.Writer, profiles []profile.Profile, set *profile.Set, cells []bench.Cell, runs []Run, shard Shard) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rounds := 0
 	if len(cells) > 0 {
 		rounds = len(runs) / len(cells)
 	}
-	fmt.Fprintf(tw, "plan: %d cells × %d rounds = %d runs, one process each, every round running every cell once\n\n", len(cells), rounds, len(runs))
+	part := ""
+	if shard.Count > 1 {
+		part = fmt.Sprintf(" (shard %d of %d)", shard.Index, shard.Count)
+	}
+	estimate := 0.0
+	for _, r := range runs {
+		p, _ := set.Get(r.Cell.Profile)
+		estimate += EstimateCost(r.Cell, p)
+	}
+	fmt.Fprintf(tw, "plan%s: %d cells × %d rounds = %d runs, one process each, every round running every cell once; about %v on 2 cores\n\n",
+		part, len(cells), rounds, len(runs), time.Duration(estimate*float64(time.Second)).Round(time.Second))
 	fmt.Fprintln(tw, "profiles:")
 	for _, p := range profiles {
 		fmt.Fprintf(tw, "  %s\t%s\n", p.Name, describeProfile(p))

@@ -55,6 +55,8 @@ func commands() []command {
 	return []command{
 		{"run", "run the benchmark matrix (default: the quick suite) into a results directory", runRun},
 		{"compare", "compare two commits (or results) with statistics and a regression verdict", runCompare},
+		{"nightly", "run the nightly matrix, record it in the history, detect change points", runNightly},
+		{"merge", "combine results files (of shards) into one", runMerge},
 		{"plot", "draw the plots of a results or compare directory", runPlot},
 		{"profiles", "list hardware profiles with every knob", runProfiles},
 		{"workloads", "list workloads: tables, key distributions, change mixes", runWorkloads},

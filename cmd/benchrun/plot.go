@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/backfill-bench/backfill-bench/harness"
 )
@@ -25,10 +26,13 @@ func runPlot(_ context.Context, stdout, stderr io.Writer, args []string) error {
 		if len(pos) == 0 {
 			return usageError{errors.New("plot --trend: want results files")}
 		}
-		if err := harness.PlotTrendFiles(pos, *trend); err != nil {
+		made, err := harness.PlotTrendFiles(pos, *trend)
+		if err != nil {
 			return usageError{err}
 		}
-		fmt.Fprintf(stdout, "%s/trends.png %s/trends.svg\n", *trend, *trend)
+		for _, m := range made {
+			fmt.Fprintf(stdout, "%s.png %s.svg\n", filepath.Join(*trend, m), filepath.Join(*trend, m))
+		}
 		return nil
 	}
 	if len(pos) != 1 {

@@ -59,6 +59,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>)")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
+	shard := fs.String("shard", "", "run only shard `i/n` of the matrix: a deterministic part, balanced by estimated cost")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: benchrun run [flags]\n\nRuns the benchmark matrix, each job in its own process, rounds interleaved, and\nwrites benchfmt results, traces and a summary. With no flags: the quick suite.\n\n")
 		fs.PrintDefaults()
@@ -66,13 +67,17 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
+	var err error
+	if cfg.Shard, err = harness.ParseShard(*shard); err != nil {
+		return usageError{err}
+	}
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
 	cfg.Terminal = isTerminal(stderr)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	if err := cfg.Validate(); err != nil {
 		return usageError{err}
 	}
-	_, err := harness.RunMatrix(ctx, cfg)
+	_, err = harness.RunMatrix(ctx, cfg)
 	return err
 }
 
