@@ -9,8 +9,9 @@ ARGS ?=
 
 BASE ?=
 HEAD ?=
+NIGHTLY_ARGS ?= --rows 20000 --count 3
 
-.PHONY: test bench bench-gotest bench-all compare lint fuzz
+.PHONY: test bench bench-gotest bench-all compare nightly lint fuzz
 
 ## test: vet and run every test (the CI command)
 test:
@@ -25,6 +26,10 @@ bench:
 compare:
 	@test -n "$(BASE)" || { echo "usage: make compare BASE=<ref or results> [HEAD=<ref or results>] [ARGS=...]"; exit 2; }
 	$(GO) run ./cmd/benchrun compare $(ARGS) $(BASE) $(HEAD)
+
+## nightly: the nightly matrix (small by default: NIGHTLY_ARGS), recorded in results/history
+nightly:
+	$(GO) run ./cmd/benchrun nightly $(NIGHTLY_ARGS)
 
 ## bench-gotest: the backfill benchmarks straight from go test, benchfmt on stdout
 bench-gotest:

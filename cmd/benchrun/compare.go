@@ -28,7 +28,7 @@ func (f *thresholdFlag) Set(v string) error {
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	cfg := harness.CompareConfig{Matrix: harness.QuickMatrix(), Thresholds: harness.DefaultThresholds(), Stdout: stdout, Progress: stderr}
-	bindMatrix(fs, &cfg.Matrix, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", 10, "runs of every cell on each side, interleaved base, head, base, …")
 	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
 	var thresholds thresholdFlag
@@ -68,6 +68,7 @@ worktrees, built, and run on the same cells interleaved.
 	for _, t := range thresholds {
 		cfg.Thresholds.Set(t) // checked when parsed
 	}
+	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "compare"}, args...)
 	cfg.Terminal = isTerminal(stderr)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))

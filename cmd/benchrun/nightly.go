@@ -23,7 +23,7 @@ func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		Run:      harness.RunConfig{Matrix: harness.NightlyMatrix(profiles), Stdout: stdout, Progress: stderr},
 		Analysis: harness.HistoryConfig{Thresholds: harness.DefaultThresholds()},
 	}
-	bindMatrix(fs, &cfg.Run.Matrix, &cfg.Run.ProfileFiles, &cfg.Run.Timeout, &cfg.Run.Src)
+	given := bindMatrix(fs, &cfg.Run.ProfileFiles, &cfg.Run.Timeout, &cfg.Run.Src)
 	fs.IntVar(&cfg.Run.Count, "count", harness.NightlyCount, "rounds: runs of every cell, interleaved")
 	fs.StringVar(&cfg.History, "history", "", "history `directory` (default results/history)")
 	fs.StringVar(&cfg.Results, "results", "", "record this results `file` (merged shards, say) instead of running the matrix")
@@ -48,6 +48,7 @@ Exit 0: the newest night starts no regression; 1: it does; 2: usage or run error
 	for _, t := range thresholds {
 		cfg.Analysis.Thresholds.Set(t)
 	}
+	given.apply(&cfg.Run.Matrix)
 	cfg.Run.CommandLine = append([]string{"benchrun", "nightly"}, args...)
 	cfg.Run.Terminal = isTerminal(stderr)
 	cfg.Run.Logger = slog.New(slog.NewTextHandler(stderr, nil))

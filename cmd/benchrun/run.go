@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -10,22 +11,35 @@ import (
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/harness"
 )
 
-// dimensionFlag sets one dimension of a matrix from a comma-separated list.
-type dimensionFlag struct {
-	m   *bench.Matrix
-	dim string
+// matrixFlags are the dimension flags given, each a comma-separated list, applied
+// over a base matrix once every flag is parsed.
+type matrixFlags map[string]string
+
+func (g matrixFlags) apply(m *bench.Matrix) {
+	for d, v := range g {
+		m.Set(d, v) // checked when parsed
+	}
 }
 
-func (f dimensionFlag) String() string {
-	if f.m == nil {
-		return ""
-	}
-	return f.m.Get(f.dim)
+// dimensionFlag is one dimension's flag.
+type dimensionFlag struct {
+	given matrixFlags
+	dim   string
 }
-func (f dimensionFlag) Set(v string) error { return f.m.Set(f.dim, v) }
+
+func (f dimensionFlag) String() string { return f.given[f.dim] }
+func (f dimensionFlag) Set(v string) error {
+	var scratch bench.Matrix
+	if err := scratch.Set(f.dim, v); err != nil {
+		return err
+	}
+	f.given[f.dim] = v
+	return nil
+}
 
 // listFlag is a comma-separated list of strings.
 type listFlag []string
@@ -53,9 +67,10 @@ var dimensionHelp = map[string]string{
 
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	cfg := harness.RunConfig{Matrix: harness.QuickMatrix(), Stdout: stdout, Progress: stderr}
-	bindMatrix(fs, &cfg.Matrix, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
-	fs.IntVar(&cfg.Count, "count", harness.QuickCount, "rounds: runs of every cell, interleaved")
+	cfg := harness.RunConfig{Stdout: stdout, Progress: stderr}
+	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite) or nightly")
+	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 6 for quick, 5 for nightly)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>)")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
@@ -71,6 +86,27 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if cfg.Shard, err = harness.ParseShard(*shard); err != nil {
 		return usageError{err}
 	}
+	countGiven := false
+	fs.Visit(func(f *flag.Flag) { countGiven = countGiven || f.Name == "count" })
+	switch *base {
+	case "quick":
+		cfg.Matrix = harness.QuickMatrix()
+		if !countGiven {
+			cfg.Count = harness.QuickCount
+		}
+	case "nightly":
+		profiles, err := profile.NewSet(cfg.ProfileFiles)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.Matrix = harness.NightlyMatrix(profiles)
+		if !countGiven {
+			cfg.Count = harness.NightlyCount
+		}
+	default:
+		return usageError{fmt.Errorf("--matrix %q: want quick or nightly", *base)}
+	}
+	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
 	cfg.Terminal = isTerminal(stderr)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
@@ -81,14 +117,17 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	return err
 }
 
-// bindMatrix binds the flags that say what to run, shared by run and compare.
-func bindMatrix(fs *flag.FlagSet, m *bench.Matrix, profileFiles *[]string, timeout *time.Duration, src *string) {
+// bindMatrix binds the flags that say what to run, shared by run, compare and
+// nightly; the dimension flags given are returned, to apply over a base matrix.
+func bindMatrix(fs *flag.FlagSet, profileFiles *[]string, timeout *time.Duration, src *string) matrixFlags {
+	given := matrixFlags{}
 	for _, d := range bench.Dimensions {
-		fs.Var(dimensionFlag{m, d}, d, "comma-separated "+dimensionHelp[d])
+		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
 	}
 	fs.Var((*listFlag)(profileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
 	fs.DurationVar(timeout, "timeout", 10*time.Minute, "a run taking longer is killed and recorded as failed")
 	fs.StringVar(src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
+	return given
 }
 
 func runProfiles(_ context.Context, stdout, stderr io.Writer, args []string) error {

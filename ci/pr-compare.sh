@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Compare a pull request's head with the merge base of its target branch: the step
+# the PR workflow runs, runnable locally too.
+#
+#   ci/pr-compare.sh [BASE_BRANCH] [OUT]
+#
+# BASE_BRANCH defaults to main (origin/main when that exists); OUT to compare/pr.
+# Environment:
+#   BENCHRUN      how to invoke benchrun (default: go run ./cmd/benchrun)
+#   COMPARE_ARGS  extra flags for benchrun compare, e.g. "--profile gp3 --count 10"
+#
+# Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+read -r -a benchrun <<<"${BENCHRUN:-go run ./cmd/benchrun}"
+read -r -a extra <<<"${COMPARE_ARGS:-}"
+branch="${1:-main}"
+out="${2:-compare/pr}"
+
+target="$branch"
+if git rev-parse --verify --quiet "origin/$branch^{commit}" >/dev/null; then
+	target="origin/$branch"
+fi
+base="$(git merge-base "$target" HEAD)" || { echo "no merge base of $target and HEAD" >&2; exit 2; }
+echo "comparing HEAD $(git rev-parse --short HEAD) with merge base $(git rev-parse --short "$base") of $target" >&2
+status=0
+"${benchrun[@]}" compare --out "$out" "${extra[@]}" "$base" HEAD || status=$?
+echo "report: $out/report.md" >&2
+exit "$status"
