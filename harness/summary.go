@@ -9,7 +9,6 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchproc"
-	"golang.org/x/perf/benchunit"
 
 	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
@@ -49,16 +48,19 @@ func writePlan(w io.Writer, profiles []profile.Profile, set *profile.Set, cells 
 
 // describeProfile lists a profile's knobs on one line.
 func describeProfile(p profile.Profile) string {
-	cpus := "all"
-	if p.CPUs > 0 {
-		cpus = fmt.Sprint(p.CPUs)
-	}
 	s := fmt.Sprintf("v%d\t%s\tcache %s\tmemtable %s\tcpus %s", p.Version, p.Disk(),
-		profile.FormatBytes(p.BlockCache), profile.FormatBytes(p.MemTable), cpus)
+		profile.FormatBytes(p.BlockCache), profile.FormatBytes(p.MemTable), cpusOf(p))
 	if p.Dir != "" {
 		s += "\tdir " + p.Dir
 	}
 	return s
+}
+
+func cpusOf(p profile.Profile) string {
+	if p.CPUs > 0 {
+		return fmt.Sprint(p.CPUs)
+	}
+	return "all"
 }
 
 // ListProfiles writes every profile with every knob and its description.
@@ -70,12 +72,8 @@ func ListProfiles(w io.Writer, files []string) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSION\tDISK\tCACHE\tMEMTABLE\tCPUS\tNIGHTLY\tSOURCE")
 	for _, p := range set.All() {
-		cpus := "all"
-		if p.CPUs > 0 {
-			cpus = fmt.Sprint(p.CPUs)
-		}
 		fmt.Fprintf(tw, "%s\tv%d\t%s\t%s\t%s\t%s\t%v\t%s\n", p.Name, p.Version, p.Disk(),
-			profile.FormatBytes(p.BlockCache), profile.FormatBytes(p.MemTable), cpus, p.Nightly, p.Source)
+			profile.FormatBytes(p.BlockCache), profile.FormatBytes(p.MemTable), cpusOf(p), p.Nightly, p.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -130,8 +128,7 @@ func WriteSummary(w io.Writer, results []*benchfmt.Result, units benchfmt.UnitMe
 					fmt.Fprint(tw, "\t—")
 					continue
 				}
-				fmt.Fprintf(tw, "\t%s ± %s n=%d", benchunit.Scale(cell.Summary.Center, benchunit.ClassOf(t.Unit)),
-					cell.Summary.PctRangeString(), len(cell.Sample.Values))
+				fmt.Fprintf(tw, "\t%s", formatStat(statOf(cell), t.Unit))
 			}
 			if len(cols) > 1 {
 				fmt.Fprintf(tw, "\t%s", describeChange(last, t.Better))
