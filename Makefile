@@ -11,7 +11,7 @@ BASE ?=
 HEAD ?=
 NIGHTLY_ARGS ?= --rows 20000 --count 3
 
-.PHONY: test bench bench-gotest bench-all compare nightly lint fuzz
+.PHONY: test bench bench-gotest bench-all compare nightly crashtest lint fuzz
 
 ## test: vet and run every test (the CI command)
 test:
@@ -30,6 +30,10 @@ compare:
 ## nightly: the nightly matrix (small by default: NIGHTLY_ARGS), recorded in results/history
 nightly:
 	$(GO) run ./cmd/benchrun nightly $(NIGHTLY_ARGS)
+
+## crashtest: random power losses on small jobs, every scan and persist mode (ARGS: e.g. --points 200 --seed 7)
+crashtest:
+	$(GO) run ./cmd/benchrun crashtest $(ARGS)
 
 ## bench-gotest: the backfill benchmarks straight from go test, benchfmt on stdout
 bench-gotest:

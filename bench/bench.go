@@ -22,7 +22,7 @@ type Cell struct {
 	Workload string
 	Rows     int64
 	Persist  bool
-	Scan     string // "merged"
+	Scan     string // "merged" or "per-vnode"
 	Barrier  time.Duration
 	Par      int
 }
@@ -116,6 +116,8 @@ const (
 	UnitStatePerMV   = "state/mv-bytes"
 	UnitCPUPerRow    = "cpu-sec/row"
 	UnitLogicalPerOp = "logical-B/op"
+	UnitRecoverySec  = "recovery-sec" // reopen → first barrier committed
+	UnitRereadRows   = "reread-rows"  // snapshot rows read again after a crash
 )
 
 // fsUnit is the unit of physical bytes written in one category.
@@ -135,6 +137,8 @@ func Units() []benchfmt.UnitMetadata {
 		m(UnitStatePerMV, "lower"),
 		m(UnitCPUPerRow, "lower"),
 		m(UnitLogicalPerOp, "lower"),
+		m(UnitRecoverySec, "lower"),
+		m(UnitRereadRows, "lower"),
 	}
 	for _, c := range meterfs.Categories() {
 		u = append(u, m(fsUnit(c), "lower"))

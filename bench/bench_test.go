@@ -5,11 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/crash"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 )
@@ -19,12 +22,13 @@ import (
 var (
 	matrixFlags  = map[string]*string{}
 	profileFiles = flag.String("profile-file", "", "comma-separated profile files to add to the built-in profiles")
+	crashAt      = flag.String("crash", "25%,50%,90%", "comma-separated fractions of the snapshot rows at which BenchmarkRecovery loses power")
 	traceFile    = flag.String("trace", "", "append each job's trace (per-epoch rows and latencies, bytes per category) to this JSON-lines file")
 )
 
 func init() {
 	defaults := bench.Matrix{
-		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{200_000},
+		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
 		Persist: []bool{false, true}, Scans: []string{"merged"},
 		Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2},
 	}
@@ -79,6 +83,10 @@ func BenchmarkBackfill(b *testing.B) {
 		b.Run(cell.Name(), func(b *testing.B) {
 			cfg := pipeline.Default()
 			cfg.Workload, cfg.Rows, cfg.Persist, cfg.BarrierInterval, cfg.Par = cell.Workload, cell.Rows, cell.Persist, cell.Barrier, cell.Par
+			var err error
+			if cfg.Scan, err = backfill.ParseScan(cell.Scan); err != nil {
+				b.Fatal(err)
+			}
 			runJobs(b, p, cfg, (*pipeline.Job).Run, func(r *pipeline.Result) error {
 				if *traceFile == "" {
 					return nil
@@ -103,6 +111,57 @@ func BenchmarkRawCopy(b *testing.B) {
 					runJobs(b, p, cfg, (*pipeline.Job).RawCopy, nil)
 				})
 			}
+		}
+	}
+}
+
+// BenchmarkRecovery runs one job per op that loses power (a crash clone keeping
+// only synced data) once the given fraction of its snapshot rows were emitted, then
+// reopens it and runs it to a verified finish (B == A). sec/op is the total from
+// start to finish without the harness's checks; it also reports the snapshot rows
+// read again after the crash and the recovery time (reopen → first commit).
+func BenchmarkRecovery(b *testing.B) {
+	m, _ := matrix(b)
+	var fractions []float64
+	for _, f := range strings.Split(*crashAt, ",") {
+		pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(f), "%"), 64)
+		if err != nil || pct <= 0 || pct >= 100 {
+			b.Fatalf("-crash %q: want percentages in (0, 100), like 25%%,90%%", f)
+		}
+		fractions = append(fractions, pct)
+	}
+	for _, c := range m.Cells() {
+		for _, pct := range fractions {
+			name := fmt.Sprintf("workload=%s/rows=%d/crash=%g%%/persist=%s/scan=%s/barrier=%s/par=%d",
+				c.Workload, c.Rows, pct, bench.OnOff(c.Persist), c.Scan, bench.FormatDuration(c.Barrier), c.Par)
+			b.Run(name, func(b *testing.B) {
+				job := pipeline.Default()
+				job.Workload, job.Rows, job.Persist, job.BarrierInterval, job.Par = c.Workload, c.Rows, c.Persist, c.Barrier, c.Par
+				var err error
+				if job.Scan, err = backfill.ParseScan(c.Scan); err != nil {
+					b.Fatal(err)
+				}
+				at := int64(float64(c.Rows) * pct / 100)
+				var total, recovery time.Duration
+				var reread int64
+				for range b.N {
+					rep, err := crash.Run(context.Background(), crash.Config{Job: job,
+						Points: []crash.Point{{Kind: pipeline.EventSnapshotChunk, AtRows: at}}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(rep.Crashes) == 0 {
+						b.Fatalf("the job finished before %d snapshot rows", at)
+					}
+					total += rep.Total()
+					recovery += rep.Result.Recovery
+					reread += rep.Result.SnapshotRows
+				}
+				n := float64(b.N)
+				b.ReportMetric(float64(total.Nanoseconds())/n, bench.UnitNsPerOp)
+				b.ReportMetric(recovery.Seconds()/n, bench.UnitRecoverySec)
+				b.ReportMetric(float64(reread)/n, bench.UnitRereadRows)
+			})
 		}
 	}
 }

@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
-// Scan strategies the executor implements (DESIGN §2.3).
-var Scans = []string{"merged"}
+// Scans are the scan strategies the executor implements (DESIGN §2.3).
+var Scans = backfill.Scans
 
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.

@@ -179,6 +179,70 @@ func TestMergeIterOrderAndResume(t *testing.T) {
 	}
 }
 
+// TestVnodeIter: the per-vnode scan returns each vnode's rows in pk order, takes the
+// vnodes in turn, resumes each after its own position, skips done vnodes, and reports
+// each vnode once when its rows run out.
+func TestVnodeIter(t *testing.T) {
+	const vnodes = 7
+	db, keys := testDB(t, 500, vnodes)
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	vn := storage.NewVnoder(&kv, vnodes)
+	want := make([][]int64, vnodes) // each vnode's keys, sorted
+	for _, k := range keys {
+		v := vn.Of(row.Row{row.I64(k), row.Str("")})
+		want[v] = append(want[v], k)
+	}
+	after := make([][]byte, vnodes)
+	done := make([]bool, vnodes)
+	done[2] = true                                                          // completed: not scanned
+	after[3] = memcmp.AppendKey(nil, []row.Datum{row.I64(want[3][9])}, nil) // resumes after its 10th key
+	after[4] = memcmp.AppendKey(nil, []row.Datum{row.I64(1 << 40)}, nil)    // past its last key: ends at once
+	m, err := NewVnodeIter(snap, storage.TableUpstream, allVnodes(vnodes), after, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	got := make([][]int64, vnodes)
+	var order []uint16
+	exhausted := map[int]int{}
+	for _, i := range m.Exhausted() {
+		exhausted[i]++
+	}
+	for {
+		k, v, ok := m.Next()
+		for _, i := range m.Exhausted() {
+			exhausted[i]++
+		}
+		if !ok {
+			break
+		}
+		r, err := row.DecodeValue(nil, v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vnode := storage.KeyVnode(k)
+		got[vnode] = append(got[vnode], r[0].I)
+		order = append(order, vnode)
+	}
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want[2], want[3], want[4] = nil, want[3][10:], nil
+	for v := range vnodes {
+		if !slices.Equal(got[v], want[v]) {
+			t.Errorf("vnode %d: got %d keys, want %d", v, len(got[v]), len(want[v]))
+		}
+		if n := exhausted[v]; v == 2 && n != 0 || v != 2 && n != 1 {
+			t.Errorf("vnode %d reported exhausted %d times", v, n)
+		}
+	}
+	// Interleaved: the first rows come one from each live vnode in turn.
+	if wantStart := []uint16{0, 1, 3, 5, 6, 0, 1}; !slices.Equal(order[:len(wantStart)], wantStart) {
+		t.Errorf("scan order starts %v, want %v", order[:len(wantStart)], wantStart)
+	}
+}
+
 func TestStateRoundTrip(t *testing.T) {
 	for _, st := range []VnodeState{
 		{Vnode: 3, Pos: nil, Finished: false, RowCount: 0},

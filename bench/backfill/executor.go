@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -14,15 +15,44 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
 
+// Scan is a scan strategy (DESIGN §2.3).
+type Scan int
+
+const (
+	// Merged scans all of an actor's vnodes merged in pk order, with one position.
+	Merged Scan = iota
+	// PerVnode scans each vnode on its own, interleaved, with a position per vnode.
+	PerVnode
+)
+
+// Scans are the strategies' names, as ParseScan takes them.
+var Scans = []string{"merged", "per-vnode"}
+
+func (s Scan) String() string { return Scans[s] }
+
+// ParseScan returns the strategy named name.
+func ParseScan(name string) (Scan, error) {
+	for i, n := range Scans {
+		if n == name {
+			return Scan(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown scan %q (have %s)", name, strings.Join(Scans, ", "))
+}
+
 // Config configures one backfill actor.
 type Config struct {
 	Actor      int
-	Vnodes     []uint16 // the vnodes this actor owns, ascending
+	Vnodes     []uint16 // the vnodes this actor owns, ascending and contiguous
 	Schema     *row.Schema
 	VnodeCount int
 	ChunkSize  int
+	Scan       Scan
 	Persist    bool    // write state rows at each barrier where progress changed
 	RateLimit  float64 // snapshot rows/s for this actor; 0: unlimited
+	// Resume is the persisted state of each of Vnodes, in order (a vnode without a
+	// state row: Vnode set, the rest zero); nil starts from the beginning.
+	Resume []VnodeState
 }
 
 // Part is what an actor hands the barrier collector for one epoch.
@@ -44,6 +74,7 @@ type Env struct {
 	Input       <-chan stream.Message
 	Deliver     func(context.Context, Part) error // hands a finished epoch to the collector
 	OnExhausted func()                            // the snapshot scan has ended
+	OnEmit      func(rows int)                    // a snapshot chunk of rows was emitted (nil: none)
 }
 
 // Executor is one actor's merged-scan backfill, with its materialize stage.
@@ -51,16 +82,23 @@ type Executor struct {
 	cfg Config
 	env Env
 
-	scan    *MergeIter
+	scan    rowScan
+	vscan   *VnodeIter // scan, when per-vnode
 	snap    *storage.EpochSnapshot
 	waiting bool   // the scan restarts once waitFor commits
 	waitFor uint64 // epoch
 	buffer  []*stream.Chunk
 
-	pos      []row.Datum // last emitted pk; nil before the first row
-	posKey   []byte      // memcomparable encoding of pos
+	pos      []row.Datum // merged: last emitted pk; nil before the first row
+	posKey   []byte      // merged: memcomparable encoding of pos
 	finished bool
 	rows     []int64 // snapshot rows read per owned vnode
+
+	// Per-vnode scan: each owned vnode's last emitted pk (nil: not started), whether
+	// it is completed, and whether either changed since it was last persisted.
+	vposKey [][]byte
+	vdone   []bool
+	vdirty  []bool
 
 	persistedKey      []byte
 	persistedFinished bool
@@ -85,14 +123,78 @@ func NewExecutor(cfg Config, env Env) (*Executor, error) {
 		return nil, fmt.Errorf("backfill: actor %d: bad config (vnodes %d, chunk size %d)", cfg.Actor, len(cfg.Vnodes), cfg.ChunkSize)
 	}
 	cols := len(cfg.Schema.Columns)
-	return &Executor{
+	n := len(cfg.Vnodes)
+	if int(cfg.Vnodes[n-1]-cfg.Vnodes[0]) != n-1 {
+		return nil, fmt.Errorf("backfill: actor %d: vnodes %d..%d are not contiguous", cfg.Actor, cfg.Vnodes[0], cfg.Vnodes[n-1])
+	}
+	e := &Executor{
 		cfg:       cfg,
 		env:       env,
-		rows:      make([]int64, len(cfg.Vnodes)),
+		rows:      make([]int64, n),
+		vposKey:   make([][]byte, n),
+		vdone:     make([]bool, n),
+		vdirty:    make([]bool, n),
 		snapChunk: stream.NewChunk(cfg.ChunkSize),
 		snapSlab:  make([]row.Datum, 0, cfg.ChunkSize*cols),
 		vnoder:    storage.NewVnoder(cfg.Schema, cfg.VnodeCount),
-	}, nil
+	}
+	if err := e.resume(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// rowScan is a snapshot scan: MergeIter or VnodeIter.
+type rowScan interface {
+	Next() (key, value []byte, ok bool)
+	Err() error
+	Close() error
+}
+
+// resume restores the progress persisted in cfg.Resume.
+func (e *Executor) resume() error {
+	rs := e.cfg.Resume
+	if rs == nil {
+		return nil
+	}
+	if len(rs) != len(e.cfg.Vnodes) {
+		return fmt.Errorf("backfill: actor %d: %d resume states for %d vnodes", e.cfg.Actor, len(rs), len(e.cfg.Vnodes))
+	}
+	desc := e.cfg.Schema.PKDesc
+	keys := make([][]byte, len(rs))
+	for i, st := range rs {
+		if st.Vnode != e.cfg.Vnodes[i] {
+			return fmt.Errorf("backfill: actor %d: resume state %d is of vnode %d, want %d", e.cfg.Actor, i, st.Vnode, e.cfg.Vnodes[i])
+		}
+		if st.Pos != nil {
+			keys[i] = memcmp.AppendKey(nil, st.Pos, desc)
+		}
+		e.rows[i] = st.RowCount
+	}
+	if e.cfg.Scan == PerVnode {
+		e.finished = true
+		for i, st := range rs {
+			e.vposKey[i], e.vdone[i] = keys[i], st.Finished
+			e.finished = e.finished && st.Finished
+		}
+		return nil
+	}
+	// One position describes a merged-scan actor, so its vnodes must agree: they do
+	// when the job resumes with the par it ran with, or with a par that splits each
+	// old actor's vnodes further, or when all are finished (positions no longer
+	// matter).
+	for i, st := range rs[1:] {
+		if st.Finished != rs[0].Finished || !st.Finished && !bytes.Equal(keys[i+1], keys[0]) {
+			return fmt.Errorf("backfill: actor %d: vnode %d (pos %v, finished %v) and vnode %d (pos %v, finished %v) were persisted with different progress, and the merged scan keeps one position per actor: resume with the par the job ran with (or one that splits its actors), or use scan=per-vnode",
+				e.cfg.Actor, rs[0].Vnode, row.Row(rs[0].Pos), rs[0].Finished, st.Vnode, row.Row(st.Pos), st.Finished)
+		}
+	}
+	e.pos, e.posKey, e.finished = rs[0].Pos, keys[0], rs[0].Finished
+	if e.pos != nil || e.finished {
+		// A copy: posKey's array is reused as the scan advances.
+		e.persistedKey, e.persistedFinished, e.persistedAny = bytes.Clone(keys[0]), e.finished, true
+	}
+	return nil
 }
 
 // Run processes the actor's input until the final barrier's epoch is delivered.
@@ -104,7 +206,11 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.batch.Close()
 		}
 	}()
-	if err := e.openScan(e.env.Store.Latest()); err != nil {
+	if e.finished { // resumed after the scan had ended
+		if e.env.OnExhausted != nil {
+			e.env.OnExhausted()
+		}
+	} else if err := e.openScan(e.env.Store.Latest()); err != nil {
 		return err
 	}
 	timer := time.NewTimer(time.Hour)
@@ -171,19 +277,35 @@ func (e *Executor) rateWait() time.Duration {
 func (e *Executor) openScan(snap *storage.EpochSnapshot) error {
 	e.closeScan()
 	e.snap = snap
-	scan, err := NewMergeIter(snap.Snap, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
+	var err error
+	if e.cfg.Scan == PerVnode {
+		e.vscan, err = NewVnodeIter(snap.Snap, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
+		if err == nil {
+			e.scan = e.vscan
+			e.markCompleted()
+		}
+	} else {
+		e.scan, err = NewMergeIter(snap.Snap, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
+	}
 	if err != nil {
 		return fmt.Errorf("backfill: actor %d: open scan at epoch %d: %w", e.cfg.Actor, snap.Epoch, err)
 	}
-	e.scan, e.waiting, e.scanN, e.scanAt = scan, false, 0, time.Now()
+	e.waiting, e.scanN, e.scanAt = false, 0, time.Now()
 	return nil
+}
+
+// markCompleted records the vnodes whose per-vnode scan has ended.
+func (e *Executor) markCompleted() {
+	for _, i := range e.vscan.Exhausted() {
+		e.vdone[i], e.vdirty[i] = true, true
+	}
 }
 
 // closeScan drops the scan; rows it had not returned are read again by the next one.
 func (e *Executor) closeScan() {
 	if e.scan != nil {
 		e.scan.Close()
-		e.scan = nil
+		e.scan, e.vscan = nil, nil
 	}
 	if e.snap != nil {
 		e.snap.Release()
@@ -195,6 +317,9 @@ func (e *Executor) closeScan() {
 // is full, or ends the scan.
 func (e *Executor) scanOne() error {
 	key, val, ok := e.scan.Next()
+	if e.vscan != nil {
+		e.markCompleted()
+	}
 	if !ok {
 		if err := e.scan.Err(); err != nil {
 			return fmt.Errorf("backfill: actor %d: scan: %w", e.cfg.Actor, err)
@@ -212,7 +337,14 @@ func (e *Executor) scanOne() error {
 		e.snapSlab = e.snapSlab[:start+len(slab)]
 	}
 	e.snapChunk.Append(stream.Insert, row.Row(e.snapSlab[start:len(e.snapSlab):len(e.snapSlab)]))
-	e.snapVnode = append(e.snapVnode, int(storage.KeyVnode(key)-e.cfg.Vnodes[0]))
+	vi := int(storage.KeyVnode(key) - e.cfg.Vnodes[0])
+	e.snapVnode = append(e.snapVnode, vi)
+	if e.vscan != nil {
+		// The chunk is emitted before anything reads a position, so the vnode's
+		// position can move with the row.
+		e.vposKey[vi] = append(e.vposKey[vi][:0], key[storage.PrefixLen:]...)
+		e.vdirty[vi] = true
+	}
 	e.scanN++
 	e.part.SnapshotRows++
 	if e.snapChunk.Len() >= e.cfg.ChunkSize {
@@ -234,8 +366,13 @@ func (e *Executor) emitSnapshotChunk() error {
 	for _, v := range e.snapVnode {
 		e.rows[v]++
 	}
-	e.pos = e.cfg.Schema.PKOf(e.pos[:0], e.snapChunk.Rows[n-1])
-	e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, e.cfg.Schema.PKDesc)
+	if e.env.OnEmit != nil {
+		e.env.OnEmit(n)
+	}
+	if e.cfg.Scan == Merged {
+		e.pos = e.cfg.Schema.PKOf(e.pos[:0], e.snapChunk.Rows[n-1])
+		e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, e.cfg.Schema.PKDesc)
+	}
 	e.snapChunk.Ops, e.snapChunk.Rows = e.snapChunk.Ops[:0], e.snapChunk.Rows[:0]
 	e.snapSlab, e.snapVnode = e.snapSlab[:0], e.snapVnode[:0]
 	return nil
@@ -285,7 +422,11 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 			return false, err
 		}
 		for _, c := range e.buffer {
-			FilterUpTo(c, e.cfg.Schema, e.pos)
+			if e.cfg.Scan == PerVnode {
+				e.filterPerVnode(c)
+			} else {
+				FilterUpTo(c, e.cfg.Schema, e.pos)
+			}
 			if err := e.materialize(c); err != nil {
 				return false, err
 			}
@@ -318,9 +459,37 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	return false, nil
 }
 
-// persist writes one state row per owned vnode if (pos, finished) changed since the
-// last write, in the epoch's batch, so state and MV rows commit together.
+// filterPerVnode keeps visible the rows of c that the per-vnode scan has passed, by
+// the state of each row's vnode: all of a completed vnode, none of a vnode not
+// started, pk ≤ position otherwise.
+func (e *Executor) filterPerVnode(c *stream.Chunk) {
+	if c.Vis == nil {
+		c.Vis = stream.NewBitmap(c.Len(), true)
+	}
+	for i, r := range c.Rows {
+		if !c.Vis.Get(i) {
+			continue
+		}
+		v := e.vnoder.Of(r)
+		vi := int(v - e.cfg.Vnodes[0])
+		if e.vdone[vi] {
+			continue
+		}
+		pos := e.vposKey[vi]
+		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableUpstream, v, e.cfg.Schema, r)
+		if pos == nil || bytes.Compare(e.keyBuf[storage.PrefixLen:], pos) > 0 {
+			c.Vis.Set(i, false)
+		}
+	}
+	fixSplitUpdates(c)
+}
+
+// persist writes the state rows whose progress changed since they were last
+// written, in the epoch's batch, so state and MV rows commit together.
 func (e *Executor) persist() error {
+	if e.cfg.Scan == PerVnode {
+		return e.persistPerVnode()
+	}
 	if e.pos == nil && !e.finished {
 		return nil
 	}
@@ -328,16 +497,47 @@ func (e *Executor) persist() error {
 		return nil
 	}
 	for i, v := range e.cfg.Vnodes {
-		st := VnodeState{Vnode: v, Pos: e.pos, Finished: e.finished, RowCount: e.rows[i]}
-		e.keyBuf = AppendStateKey(e.keyBuf[:0], v)
-		e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK))
-		if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
+		if err := e.putState(VnodeState{Vnode: v, Pos: e.pos, Finished: e.finished, RowCount: e.rows[i]}); err != nil {
 			return err
 		}
-		e.part.StateBytes += int64(len(e.keyBuf) + len(e.valBuf))
 	}
 	e.persistedKey = append(e.persistedKey[:0], e.posKey...)
 	e.persistedFinished, e.persistedAny = e.finished, true
+	return nil
+}
+
+// persistPerVnode writes a state row for each vnode whose progress changed.
+func (e *Executor) persistPerVnode() error {
+	s := e.cfg.Schema
+	var pos []row.Datum
+	for i, v := range e.cfg.Vnodes {
+		if !e.vdirty[i] {
+			continue
+		}
+		e.vdirty[i] = false
+		pos = pos[:0]
+		if k := e.vposKey[i]; k != nil {
+			var err error
+			if pos, _, err = memcmp.DecodeKey(pos, k, len(s.PK), s.PKDesc); err != nil {
+				return fmt.Errorf("backfill: actor %d: vnode %d position %x: %w", e.cfg.Actor, v, k, err)
+			}
+		} else {
+			pos = nil
+		}
+		if err := e.putState(VnodeState{Vnode: v, Pos: pos, Finished: e.vdone[i], RowCount: e.rows[i]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Executor) putState(st VnodeState) error {
+	e.keyBuf = AppendStateKey(e.keyBuf[:0], st.Vnode)
+	e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK))
+	if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
+		return err
+	}
+	e.part.StateBytes += int64(len(e.keyBuf) + len(e.valBuf))
 	return nil
 }
 

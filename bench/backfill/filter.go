@@ -23,7 +23,13 @@ func FilterUpTo(c *stream.Chunk, s *row.Schema, pos []row.Datum) {
 			c.Vis.Set(i, false)
 		}
 	}
-	for i := 0; i+1 < n; i++ {
+	fixSplitUpdates(c)
+}
+
+// fixSplitUpdates turns an update pair with one half hidden into a lone Delete or
+// Insert, so that downstream never sees half an update.
+func fixSplitUpdates(c *stream.Chunk) {
+	for i := 0; i+1 < c.Len(); i++ {
 		if c.Ops[i] != stream.UpdateDelete || c.Ops[i+1] != stream.UpdateInsert {
 			continue
 		}

@@ -37,12 +37,18 @@ type Config struct {
 	BarrierInterval     time.Duration
 	CheckpointFrequency int // every n-th barrier syncs
 	ChunkSize           int
+	Scan                backfill.Scan
 	Persist             bool
 	ChangesPerSecond    float64    // upstream changes/s; 0: a snapshot-only job
 	Mix                 source.Mix // zero: the workload's own
 	FrontLoaded         bool       // each epoch's changes at its start, not spread over it
 	ChangeEpochs        int        // epochs of the job that carry changes (0: all)
 	SnapshotRateLimit   float64    // snapshot rows/s per actor; 0: unlimited
+	SnapshotRateLimits  []float64  // per actor, where > 0 overriding SnapshotRateLimit
+
+	// OnEvent, if set, is called at the points a crash test stops a job at, from the
+	// goroutine at that point (so concurrently): it must be safe for that.
+	OnEvent func(Event)
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -114,10 +120,39 @@ func (c *Config) fill() error {
 		return fmt.Errorf("chunk size %d: must be ≥ 1", c.ChunkSize)
 	case c.ChangeEpochs < 0:
 		return fmt.Errorf("change epochs %d: must be ≥ 0", c.ChangeEpochs)
+	case c.Scan < 0 || int(c.Scan) >= len(backfill.Scans):
+		return fmt.Errorf("scan %d: unknown", c.Scan)
 	case c.ChangesPerSecond < 0:
 		return fmt.Errorf("changes per second %v: must be ≥ 0", c.ChangesPerSecond)
 	}
 	return nil
+}
+
+// EventKind says where a job is when Config.OnEvent is called.
+type EventKind int
+
+const (
+	// EventSnapshotChunk: an actor has just emitted a chunk of snapshot rows.
+	EventSnapshotChunk EventKind = iota
+	// EventBeforeCommit: every part of an epoch is in (its barrier was injected and
+	// collected), and its commit has not begun.
+	EventBeforeCommit
+	// EventCommitted: an epoch has just committed.
+	EventCommitted
+)
+
+var eventNames = []string{"snapshot-chunk", "before-commit", "committed"}
+
+func (k EventKind) String() string { return eventNames[k] }
+
+// Event is a point in a running job.
+type Event struct {
+	Kind           EventKind
+	SnapshotRows   int64  // snapshot rows emitted so far in this run, by every actor
+	Epoch          uint64 // the epoch being committed (commit events)
+	Checkpoint     bool   // the epoch syncs (commit events)
+	Final          bool   // the epoch is the job's last (commit events)
+	FinishedActors int    // actors whose scan had ended by the epoch (commit events)
 }
 
 // EpochTrace is what one committed epoch did.
@@ -149,6 +184,10 @@ type Result struct {
 	CPU          time.Duration // process user+sys during the job
 	FinalEpoch   uint64
 	MVRows       int64 // rows in B (= rows in A) at the final epoch
+	// For a recovered job: Reopen is the engine's part of Recover (opening the DB,
+	// replaying the source, reading or clearing state), Recovery the time from
+	// reopening to the first committed barrier; both without the harness's checks.
+	Reopen, Recovery time.Duration
 }
 
 // Rows is snapshot plus upstream rows processed.
@@ -187,19 +226,125 @@ type Job struct {
 	src   *source.Source
 	load  time.Duration
 	ran   bool
+
+	// A recovered job: its actors' persisted state by vnode (nil: start afresh), the
+	// rows its MV holds, and how long the engine's part of recovery took.
+	recovered bool
+	resume    []backfill.VnodeState
+	mvRows    int64
+	reopen    time.Duration
 }
 
 // Prepare opens the DB and loads A. It is setup and is not measured.
 func Prepare(ctx context.Context, cfg Config) (*Job, error) {
+	start := time.Now()
+	j, err := open(cfg, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.loadA(ctx); err != nil {
+		j.store.Close()
+		return nil, err
+	}
+	j.load = time.Since(start)
+	return j, nil
+}
+
+// Recover reopens, on cfg.FS, the DB of a job that stopped before its end (a crash,
+// an error, a cancel) and readies it to run from committed_epoch + 1: the source
+// replays its change stream up to the committed epoch, and the actors resume from
+// their persisted state (persist=on) or start over on a cleared MV (persist=off).
+// cfg must be the stopped job's, except Par, Scan and the hooks; a new Par
+// reassigns vnodes (the merged scan refuses it when an actor's vnodes disagree).
+func Recover(ctx context.Context, cfg Config) (*Job, error) {
+	start := time.Now()
+	j, err := open(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := j.recover(ctx); err != nil {
+		j.store.Close()
+		return nil, err
+	}
+	j.reopen = time.Since(start)
+	if j.resume != nil {
+		// The changelog check at the end counts from the rows the MV holds now.
+		// Counting them is the harness's work, not the engine's: untimed.
+		if j.mvRows, err = countMV(j.store); err != nil {
+			j.store.Close()
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func (j *Job) recover(ctx context.Context) error {
+	committed, _ := j.store.Committed()
+	if committed < loadEpoch {
+		return fmt.Errorf("pipeline: recover: the DB in %s has committed epoch %d, before table A was loaded: prepare the job anew", j.cfg.Dir, committed)
+	}
+	j.recovered = true
+	if err := j.src.Replay(ctx, loadEpoch+1, committed); err != nil {
+		return err
+	}
+	if !j.cfg.Persist {
+		if err := j.store.Clear(storage.TableMV, storage.TableState); err != nil {
+			return fmt.Errorf("pipeline: recover: %w", err)
+		}
+		return nil
+	}
+	snap := j.store.Latest()
+	defer snap.Release()
+	states, err := backfill.ReadStates(snap.Snap, len(j.wl.Schema().PK))
+	if err != nil {
+		return fmt.Errorf("pipeline: recover: read the backfill state: %w", err)
+	}
+	j.resume = make([]backfill.VnodeState, j.cfg.Vnodes)
+	for v := range j.resume {
+		j.resume[v].Vnode = uint16(v)
+	}
+	for _, st := range states {
+		if int(st.Vnode) >= j.cfg.Vnodes {
+			return fmt.Errorf("pipeline: recover: a state row names vnode %d, but the job has %d vnodes", st.Vnode, j.cfg.Vnodes)
+		}
+		j.resume[st.Vnode] = st
+	}
+	return nil
+}
+
+func countMV(s *storage.Store) (int64, error) {
+	snap := s.Latest()
+	defer snap.Release()
+	lo, hi := storage.TableBounds(storage.TableMV)
+	it, err := snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Error()
+}
+
+// open opens (create: or creates) the DB of cfg and readies the source.
+func open(cfg Config, create bool) (*Job, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	start := time.Now()
 	if cfg.FS == nil {
+		if !create {
+			return nil, errors.New("pipeline: recover: Config.FS is nil; pass the stopped job's filesystem")
+		}
 		cfg.FS = vfs.NewMem()
 	}
-	if err := cfg.FS.MkdirAll(cfg.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("pipeline: create %s: %w", cfg.Dir, err)
+	if create {
+		if err := cfg.FS.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("pipeline: create %s: %w", cfg.Dir, err)
+		}
+	} else if _, err := cfg.FS.Stat(cfg.Dir); err != nil {
+		return nil, fmt.Errorf("pipeline: recover: %w", err)
 	}
 	store, err := storage.Open(storage.Options{
 		FS: cfg.FS, Dir: cfg.Dir, CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize,
@@ -228,13 +373,7 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 		store.Close()
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	j := &Job{cfg: cfg, wl: wl, store: store, src: src}
-	if err := j.loadA(ctx); err != nil {
-		store.Close()
-		return nil, err
-	}
-	j.load = time.Since(start)
-	return j, nil
+	return &Job{cfg: cfg, wl: wl, store: store, src: src}, nil
 }
 
 // loadEpoch is the epoch that commits the initial table; the job starts after it.
@@ -316,7 +455,14 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		inputs[i] = make(chan stream.Message, 16)
 		outs[i] = inputs[i]
 	}
-	col := newCollector(cfg.Logger, j.store, cfg.Par, res)
+	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent)
+	col.netRows = j.mvRows
+	var snapshotRows atomic.Int64
+	onEmit := func(n int) {
+		if cfg.OnEvent != nil {
+			cfg.OnEvent(Event{Kind: EventSnapshotChunk, SnapshotRows: snapshotRows.Add(int64(n))})
+		}
+	}
 	finish := make(chan struct{})
 	var exhausted atomic.Int64
 	onExhausted := func() {
@@ -337,18 +483,27 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		for v := lo; v < hi; v++ {
 			vnodes = append(vnodes, uint16(v))
 		}
+		var resume []backfill.VnodeState
+		if j.resume != nil {
+			resume = j.resume[lo:hi]
+		}
+		rate := cfg.SnapshotRateLimit
+		if a < len(cfg.SnapshotRateLimits) && cfg.SnapshotRateLimits[a] > 0 {
+			rate = cfg.SnapshotRateLimits[a]
+		}
 		ex, err := backfill.NewExecutor(backfill.Config{
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
-			ChunkSize: cfg.ChunkSize, Persist: cfg.Persist, RateLimit: cfg.SnapshotRateLimit,
-		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted})
+			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Persist: cfg.Persist, RateLimit: rate, Resume: resume,
+		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); fail(ex.Run(ctx)) }()
 	}
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); fail(col.run(ctx)) }()
+	go func() { defer wg.Done(); fail(watchStore(ctx, j.store)) }()
 	go func() {
 		defer wg.Done()
 		inj := &stream.Injector{Interval: cfg.BarrierInterval, CheckpointFrequency: cfg.CheckpointFrequency}
@@ -362,6 +517,10 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		return nil, errors.New("pipeline: job stopped before its final barrier")
 	}
 	res.Wall = col.finalCommit.Sub(start)
+	if j.recovered {
+		res.Reopen = j.reopen
+		res.Recovery = j.reopen + col.firstCommit.Sub(start)
+	}
 	res.CPU = cpuTime() - cpuStart
 	res.FinalEpoch = col.finalEpoch
 
@@ -384,6 +543,23 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 
 var errJobDone = errors.New("job done")
 
+// watchStore stops the job when a background flush or compaction fails: Pebble would
+// retry it forever while the job's commits stall.
+func watchStore(ctx context.Context, s *storage.Store) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if err := s.Err(); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
 func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
@@ -401,14 +577,17 @@ type collector struct {
 	res   *Result
 	parts chan any // source.Epoch or backfill.Part, in epoch order per producer
 
+	onEvent func(Event)
+
 	netRows     int64 // the changelog's inserts minus deletes, over all epochs
 	done        bool
+	firstCommit time.Time
 	finalEpoch  uint64
 	finalCommit time.Time
 }
 
-func newCollector(log *slog.Logger, s *storage.Store, par int, res *Result) *collector {
-	return &collector{log: log, store: s, par: par, res: res, parts: make(chan any, 4*(par+1))}
+func newCollector(log *slog.Logger, s *storage.Store, par int, res *Result, onEvent func(Event)) *collector {
+	return &collector{log: log, store: s, par: par, res: res, parts: make(chan any, 4*(par+1)), onEvent: onEvent}
 }
 
 func (c *collector) deliverActor(ctx context.Context, p backfill.Part) error {
@@ -501,7 +680,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	c.res.Logical.Upstream += pe.source.Bytes
 	// One atomic batch per epoch: apply the others into the largest, copying least.
 	batches := []*pebble.Batch{pe.source.Batch}
-	allFinished := true
+	finished := 0
 	for _, a := range pe.actors {
 		batches = append(batches, a.Batch)
 		tr.SnapshotRows += a.SnapshotRows
@@ -509,7 +688,14 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		c.res.Logical.MV += a.MVBytes
 		c.res.Logical.State += a.StateBytes
 		c.netRows += a.NetRows
-		allFinished = allFinished && a.Finished
+		if a.Finished {
+			finished++
+		}
+	}
+	ev := Event{Epoch: epoch, Checkpoint: bar.Checkpoint, Final: bar.Final, FinishedActors: finished}
+	if c.onEvent != nil {
+		ev.Kind = EventBeforeCommit
+		c.onEvent(ev)
 	}
 	largest := 0
 	for i, x := range batches {
@@ -538,13 +724,20 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		return false, err
 	}
 	now := time.Now()
+	if c.firstCommit.IsZero() {
+		c.firstCommit = now
+	}
+	if c.onEvent != nil {
+		ev.Kind = EventCommitted
+		c.onEvent(ev)
+	}
 	tr.Latency = now.Sub(tr.Injected)
 	c.res.Epochs = append(c.res.Epochs, tr)
 	c.log.Debug("epoch committed", "epoch", epoch, "latency", tr.Latency, "snapshot_rows", tr.SnapshotRows, "upstream_rows", tr.UpstreamRows, "final", bar.Final)
 	c.res.SnapshotRows += tr.SnapshotRows
 	c.res.UpstreamRows += tr.UpstreamRows
 	if bar.Final {
-		if !allFinished {
+		if finished < c.par {
 			return false, fmt.Errorf("final epoch %d committed with unfinished actors", epoch)
 		}
 		c.done, c.finalEpoch, c.finalCommit = true, epoch, now

@@ -69,13 +69,15 @@ func TestBackfillEqualsUpstream(t *testing.T) {
 	seed := uint64(0)
 	for _, par := range []int{1, 2, 4} {
 		for _, vnodes := range []int{1, 256} {
-			for _, persist := range []bool{false, true} {
+			for k, persist := range []bool{false, true, false, true} {
 				if vnodes < par {
 					continue
 				}
 				seed++
-				name := fmt.Sprintf("par=%d/vnodes=%d/persist=%v", par, vnodes, persist)
+				scan := backfill.Scan(k / 2)
+				name := fmt.Sprintf("par=%d/vnodes=%d/persist=%v/scan=%v", par, vnodes, persist, scan)
 				cfg := smallJob(3000, par, vnodes, persist, seed)
+				cfg.Scan = scan
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					res, _ := runJob(t, cfg) // Run verifies B == A
@@ -96,6 +98,7 @@ func TestEveryWorkload(t *testing.T) {
 	for i, name := range workloads.Names() {
 		t.Run(name, func(t *testing.T) {
 			cfg := smallJob(2000, 2, 64, i%2 == 0, uint64(200+i))
+			cfg.Scan = backfill.Scan(i / 2 % 2)
 			cfg.Workload = name
 			cfg.SnapshotRateLimit /= 2    // ~130 ms of scan: about ten epochs
 			cfg.ChangesPerSecond = 20_000 // enough for several tombstone bursts
@@ -130,8 +133,9 @@ func TestEdgeCases(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			for _, persist := range []bool{false, true} {
+			for k, persist := range []bool{false, true, false, true} {
 				cfg := smallJob(1000, 2, 256, persist, uint64(100+i))
+				cfg.Scan = backfill.Scan(k / 2)
 				tt.edit(&cfg)
 				res, j := runJob(t, cfg)
 				if cfg.ChangesPerSecond == 0 && res.UpstreamRows != 0 {
@@ -244,5 +248,46 @@ func TestVerifyMVNamesFirstDifference(t *testing.T) {
 				t.Errorf("untouched DB: %v", err)
 			}
 		})
+	}
+}
+
+// TestVerifyProgress: the check after a crash accepts a finished job's state and
+// rejects MV rows beyond a vnode's persisted position and missing ones below it.
+func TestVerifyProgress(t *testing.T) {
+	_, j := runJob(t, smallJob(2000, 2, 16, true, 11))
+	if err := j.VerifyProgress(); err != nil {
+		t.Fatalf("finished job: %v", err)
+	}
+	db := j.Store().DB
+	s := j.Schema()
+	snap := j.Store().Latest()
+	states, err := backfill.ReadStates(snap.Snap, len(s.PK))
+	snap.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Move vnode 3 back to "not finished, at its first row": B holds more than that.
+	lo, hi := storage.VnodeBounds(storage.TableUpstream, 3)
+	it, err := db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !it.First() {
+		t.Fatal("vnode 3 is empty")
+	}
+	first, err := row.DecodeValue(nil, it.Value())
+	it.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := states[3]
+	st.Finished, st.Pos = false, s.PKOf(nil, first)
+	b := db.NewBatch()
+	b.Set(backfill.AppendStateKey(nil, 3), backfill.AppendStateValue(nil, st, len(s.PK)), nil)
+	if err := j.Store().CommitEpoch(b, j.Config().Seed+1000, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.VerifyProgress(); err == nil || !strings.Contains(err.Error(), "in B but not in A up to the persisted position") {
+		t.Errorf("err = %v, want B's rows beyond vnode 3's position reported", err)
 	}
 }

@@ -94,6 +94,6 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 func (j *Job) verifyCopy() error {
 	snap := j.store.Latest()
 	defer snap.Release()
-	_, err := compareTables(snap.Snap, j.wl.Schema(), storage.TableUpstream, storage.TableScratch, "raw copy verification", "A", "the copy")
+	_, err := compareTables(snap.Snap, j.wl.Schema(), storage.TableUpstream, span{}, storage.TableScratch, span{}, "raw copy verification", "A", "the copy")
 	return err
 }

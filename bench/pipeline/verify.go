@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/memcmp"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
@@ -20,22 +22,75 @@ type Reader interface {
 // vnode|pk keys with the same values, and returns the row count. The error names the
 // first differing key.
 func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
-	return compareTables(snap, s, storage.TableUpstream, storage.TableMV, "MV verification", "A", "B")
+	return compareTables(snap, s, storage.TableUpstream, span{}, storage.TableMV, span{}, "MV verification", "A", "B")
 }
 
-// compareTables checks that tables ta and tb (named na and nb in errors) hold the same
-// vnode|pk keys with the same values, and returns the row count.
-func compareTables(snap Reader, s *row.Schema, ta, tb storage.TableID, check, na, nb string) (int64, error) {
-	open := func(t storage.TableID) (*pebble.Iterator, error) {
-		lo, hi := storage.TableBounds(t)
-		return snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+// VerifyProgress checks, at the committed epoch of a job's DB, that B holds exactly
+// the rows of A that the persisted backfill state says were emitted: in each vnode
+// those with pk ≤ its position, all of them once it is finished, none before it has
+// a position. It is what a recovery relies on, so it is checked after every crash.
+func (j *Job) VerifyProgress() error {
+	snap := j.store.Latest()
+	defer snap.Release()
+	s := j.wl.Schema()
+	states, err := backfill.ReadStates(snap.Snap, len(s.PK))
+	if err != nil {
+		return fmt.Errorf("pipeline: epoch %d: read the backfill state: %w", snap.Epoch, err)
 	}
-	a, err := open(ta)
+	byVnode := make([]*backfill.VnodeState, j.cfg.Vnodes)
+	for i := range states {
+		if v := int(states[i].Vnode); v < len(byVnode) {
+			byVnode[v] = &states[i]
+		}
+	}
+	check := fmt.Sprintf("progress check at epoch %d", snap.Epoch)
+	for v := range byVnode {
+		vnode := span{lo: binary.BigEndian.AppendUint16(nil, uint16(v))} // all its rows
+		if v+1 < 1<<16 {
+			vnode.hi = binary.BigEndian.AppendUint16(nil, uint16(v+1))
+		}
+		emitted := span{lo: vnode.lo, hi: vnode.lo} // none
+		switch st := byVnode[v]; {
+		case st != nil && st.Finished:
+			emitted = vnode
+		case st != nil && st.Pos != nil:
+			emitted.hi = append(memcmp.AppendKey(bytes.Clone(vnode.lo), st.Pos, s.PKDesc), 0) // just above pos
+		}
+		if _, err := compareTables(snap.Snap, s, storage.TableUpstream, emitted, storage.TableMV, vnode, check, "A up to the persisted position", "B"); err != nil {
+			return fmt.Errorf("pipeline: %w", err)
+		}
+	}
+	if j.cfg.Vnodes < 1<<16 { // and nothing in vnodes the job does not have
+		beyond := span{lo: binary.BigEndian.AppendUint16(nil, uint16(j.cfg.Vnodes))}
+		if _, err := compareTables(snap.Snap, s, storage.TableUpstream, beyond, storage.TableMV, beyond, check, "A", "B"); err != nil {
+			return fmt.Errorf("pipeline: %w", err)
+		}
+	}
+	return nil
+}
+
+// span is a range of keys after the table id, [lo, hi); hi nil: to the table's end.
+type span struct{ lo, hi []byte }
+
+func (sp span) iterOptions(t storage.TableID) *pebble.IterOptions {
+	tlo, thi := storage.TableBounds(t)
+	o := &pebble.IterOptions{LowerBound: append(tlo[:4:4], sp.lo...), UpperBound: thi}
+	if sp.hi != nil {
+		o.UpperBound = append(tlo[:4:4], sp.hi...)
+	}
+	return o
+}
+
+// compareTables checks that table ta within span sa and table tb within sb (named na
+// and nb in errors) hold the same vnode|pk keys with the same values, and returns the
+// row count.
+func compareTables(snap Reader, s *row.Schema, ta storage.TableID, sa span, tb storage.TableID, sb span, check, na, nb string) (int64, error) {
+	a, err := snap.NewIter(sa.iterOptions(ta))
 	if err != nil {
 		return 0, err
 	}
 	defer a.Close()
-	b, err := open(tb)
+	b, err := snap.NewIter(sb.iterOptions(tb))
 	if err != nil {
 		return 0, err
 	}

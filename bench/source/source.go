@@ -176,6 +176,20 @@ func (s *Source) Generate(epoch uint64, n int) []Change {
 	return s.changes
 }
 
+// Replay advances the key state through epochs first..last exactly as Run did when
+// it produced them, without writing anything: a recovered job's source resumes from
+// the epoch after its last committed one, like a source re-reading from persisted
+// offsets.
+func (s *Source) Replay(ctx context.Context, first, last uint64) error {
+	for e := first; e <= last; e++ {
+		if e%1024 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		s.Generate(e, s.cfg.ChangesPerEpoch)
+	}
+	return nil
+}
+
 // burst deletes up to k consecutive live ids from a random start in the upper half.
 func (s *Source) burst(r *rand.Rand, k int64) {
 	n := int64(len(s.versions))

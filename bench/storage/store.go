@@ -36,6 +36,8 @@ type Store struct {
 	mu       sync.Mutex
 	notify   chan struct{} // closed and replaced at every commit
 	recorded uint64        // epoch of the last commit
+
+	bgErr atomic.Pointer[error] // the first failed flush or compaction
 }
 
 // Open opens (or creates) the DB and takes a snapshot at its committed epoch.
@@ -56,6 +58,9 @@ func Open(o Options) (*Store, error) {
 		MemTableSize:       o.MemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             Logger(o.Logger),
+		EventListener: &pebble.EventListener{BackgroundError: func(err error) {
+			s.bgErr.CompareAndSwap(nil, &err)
+		}},
 	})
 	if err != nil {
 		s.cache.Unref()
@@ -122,6 +127,36 @@ func (s *Store) CommitEpoch(b *pebble.Batch, epoch uint64, sync bool) error {
 	close(s.notify)
 	s.notify = make(chan struct{})
 	s.mu.Unlock()
+	return nil
+}
+
+// Err returns the first error of a background flush or compaction, or nil. Pebble
+// retries those forever, so a job must stop on its own when one fails.
+func (s *Store) Err() error {
+	if p := s.bgErr.Load(); p != nil {
+		return fmt.Errorf("storage: background flush or compaction failed: %w", *p)
+	}
+	return nil
+}
+
+// Clear deletes every row of tables in one synced batch, at the committed epoch,
+// and republishes the latest snapshot without them.
+func (s *Store) Clear(tables ...TableID) error {
+	b := s.DB.NewBatch()
+	defer b.Close()
+	for _, t := range tables {
+		lo, hi := TableBounds(t)
+		if err := b.DeleteRange(lo, hi, nil); err != nil {
+			return err
+		}
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return fmt.Errorf("storage: clear tables: %w", err)
+	}
+	old := s.latest.Load()
+	if old := s.latest.Swap(newEpochSnapshot(old.Epoch, s.DB.NewSnapshot())); old != nil {
+		old.Release()
+	}
 	return nil
 }
 

@@ -125,6 +125,10 @@ func TestUsageErrors(t *testing.T) {
 		{"compare", "main", "--threshold", "rows/s"},
 		{"compare", "main", "--count", "0"},
 		{"compare", "main", "--thresholds-file", "/nonexistent.json"},
+		{"crashtest", "--points", "0"},
+		{"crashtest", "--rows", "0"},
+		{"crashtest", "--scan", "sideways"},
+		{"crashtest", "--persist", "maybe"},
 	} {
 		_, _, err := runArgs(args...)
 		if err == nil {
@@ -157,5 +161,22 @@ func TestCompareFilesExitCodes(t *testing.T) {
 	}
 	if _, _, err := runArgs("compare", base, base, "--out", t.TempDir()); err != nil {
 		t.Errorf("a file against itself: %v", err)
+	}
+}
+
+func TestCrashTestLines(t *testing.T) {
+	out, _, err := runArgs("crashtest", "--points", "3", "--rows", "400", "--seed", "5", "--scan", "per-vnode")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want a line per persist mode, got:\n%s", out)
+	}
+	for i, persist := range []string{"on", "off"} {
+		want := "scan=per-vnode persist=" + persist + " points=3 consistent=3 inconsistent=0 crashes="
+		if !strings.HasPrefix(lines[i], want) {
+			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], want)
+		}
 	}
 }

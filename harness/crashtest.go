@@ -1,0 +1,135 @@
+package harness
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/crash"
+)
+
+// CrashTestConfig configures CrashTest.
+type CrashTestConfig struct {
+	Points   int    // random crash scenarios per combination
+	Seed     uint64 // scenario i of a combination uses seed Seed+i
+	Persist  []bool
+	Scans    []string
+	Rows     int64 // rows of each job's table
+	Parallel int   // scenarios run at once (0: GOMAXPROCS)
+	Stdout   io.Writer
+	Logger   *slog.Logger // one line per inconsistent scenario (nil: discard)
+
+	scenario func(context.Context, crash.Config) (*crash.Report, error) // nil: crash.Run
+}
+
+// ErrInconsistent is returned by CrashTest when a scenario did not recover to B == A.
+var ErrInconsistent = errors.New("crash test: inconsistent recoveries")
+
+// CrashTest runs cfg.Points random power-loss scenarios (crash.Random) for every
+// persist mode and scan, prints one line per combination, and names the command
+// that reproduces each inconsistent scenario.
+func CrashTest(ctx context.Context, cfg CrashTestConfig) error {
+	if cfg.Points < 1 {
+		return fmt.Errorf("--points %d: want at least 1", cfg.Points)
+	}
+	if cfg.Rows < 1 {
+		return fmt.Errorf("--rows %d: want at least 1", cfg.Rows)
+	}
+	if len(cfg.Persist) == 0 || len(cfg.Scans) == 0 {
+		return errors.New("crash test: no persist mode or scan to test")
+	}
+	if cfg.Parallel < 1 {
+		cfg.Parallel = runtime.GOMAXPROCS(0)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.scenario == nil {
+		cfg.scenario = crash.Run
+	}
+	var bad []string
+	for _, name := range cfg.Scans {
+		scan, err := backfill.ParseScan(name)
+		if err != nil {
+			return fmt.Errorf("--scan: %w", err)
+		}
+		for _, persist := range cfg.Persist {
+			start := time.Now()
+			res := crashCombination(ctx, cfg, scan, persist)
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cfg.Stdout, "scan=%s persist=%s points=%d consistent=%d inconsistent=%d crashes=%d (%s)\n",
+				scan, bench.OnOff(persist), cfg.Points, cfg.Points-len(res.failed), len(res.failed), res.crashes, time.Since(start).Round(time.Millisecond))
+			for _, f := range res.failed {
+				repro := fmt.Sprintf("benchrun crashtest --points 1 --seed %d --rows %d --scan %s --persist %s", f.seed, cfg.Rows, scan, bench.OnOff(persist))
+				cfg.Logger.Error("inconsistent recovery", "seed", f.seed, "err", f.err, "reproduce", repro)
+				bad = append(bad, repro)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("%w: %d; reproduce with:\n  %s", ErrInconsistent, len(bad), strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+type crashFailure struct {
+	seed uint64
+	err  error
+}
+
+type crashResults struct {
+	failed  []crashFailure
+	crashes int // power losses over all scenarios (some end before their point)
+}
+
+// crashCombination runs the scenarios of one scan and persist mode, Parallel at once.
+func crashCombination(ctx context.Context, cfg CrashTestConfig, scan backfill.Scan, persist bool) crashResults {
+	var (
+		mu  sync.Mutex
+		out crashResults
+		wg  sync.WaitGroup
+	)
+	seeds := make(chan uint64)
+	for range cfg.Parallel {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for seed := range seeds {
+				rep, err := cfg.scenario(ctx, crash.Random(seed, cfg.Rows, scan, persist))
+				if ctx.Err() != nil {
+					continue
+				}
+				mu.Lock()
+				if rep != nil {
+					out.crashes += len(rep.Crashes)
+				}
+				if err != nil {
+					out.failed = append(out.failed, crashFailure{seed, err})
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range cfg.Points {
+		select {
+		case seeds <- cfg.Seed + uint64(i):
+		case <-ctx.Done():
+		}
+	}
+	close(seeds)
+	wg.Wait()
+	slices.SortFunc(out.failed, func(a, b crashFailure) int { return cmp.Compare(a.seed, b.seed) })
+	return out
+}
