@@ -226,6 +226,9 @@ type Job struct {
 	src   *source.Source
 	load  time.Duration
 	ran   bool
+	// Closed when every goroutine of Run has returned. Run can return before that:
+	// a commit stalled behind a failed flush returns only once the disk recovers.
+	stopped chan struct{}
 
 	// A recovered job: its actors' persisted state by vnode (nil: start afresh), the
 	// rows its MV holds, and how long the engine's part of recovery took.
@@ -413,8 +416,23 @@ func (j *Job) settle() error {
 	return nil
 }
 
-// Close closes the DB.
-func (j *Job) Close() error { return j.store.Close() }
+// stalledCommitWait bounds how long Close waits for a commit that stalled behind a
+// failed flush (see Run).
+const stalledCommitWait = 30 * time.Second
+
+// Close closes the DB. After Run stopped on a failed flush, it first waits (bounded)
+// for the stalled commit, which ends when the disk recovers; if it does not, the DB
+// is left open rather than closed under a running commit.
+func (j *Job) Close() error {
+	if j.stopped != nil {
+		select {
+		case <-j.stopped:
+		case <-time.After(stalledCommitWait):
+			return fmt.Errorf("pipeline: close: a commit is still stalled behind the failed flush after %v: the DB is left open", stalledCommitWait)
+		}
+	}
+	return j.store.Close()
+}
 
 // Store returns the job's DB, for inspection after Run.
 func (j *Job) Store() *storage.Store { return j.store }
@@ -509,7 +527,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		inj := &stream.Injector{Interval: cfg.BarrierInterval, CheckpointFrequency: cfg.CheckpointFrequency}
 		fail(j.src.Run(ctx, j.store.DB, first, inj, j.src.NewRouter(outs), finish, col.deliverSource))
 	}()
-	wg.Wait()
+	j.stopped = make(chan struct{})
+	go func() { wg.Wait(); close(j.stopped) }()
+	if err := j.awaitStop(); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
 	if err := context.Cause(ctx); err != nil && !errors.Is(err, errJobDone) {
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
@@ -542,6 +564,25 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 }
 
 var errJobDone = errors.New("job done")
+
+// awaitStop waits until Run's goroutines have returned, or a background flush or
+// compaction has failed: Pebble stalls commits while the memtables wait for a flush
+// and retries a failed flush forever, so the collector may be stuck in a commit until
+// the disk recovers. watchStore cancels the others; Close waits for that commit.
+func (j *Job) awaitStop() error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-j.stopped:
+			return nil
+		case <-tick.C:
+			if err := j.store.Err(); err != nil {
+				return err
+			}
+		}
+	}
+}
 
 // watchStore stops the job when a background flush or compaction fails: Pebble would
 // retry it forever while the job's commits stall.
