@@ -519,9 +519,8 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); fail(ex.Run(ctx)) }()
 	}
-	wg.Add(3)
+	wg.Add(2)
 	go func() { defer wg.Done(); fail(col.run(ctx)) }()
-	go func() { defer wg.Done(); fail(watchStore(ctx, j.store)) }()
 	go func() {
 		defer wg.Done()
 		inj := &stream.Injector{Interval: cfg.BarrierInterval, CheckpointFrequency: cfg.CheckpointFrequency}
@@ -568,7 +567,7 @@ var errJobDone = errors.New("job done")
 // awaitStop waits until Run's goroutines have returned, or a background flush or
 // compaction has failed: Pebble stalls commits while the memtables wait for a flush
 // and retries a failed flush forever, so the collector may be stuck in a commit until
-// the disk recovers. watchStore cancels the others; Close waits for that commit.
+// the disk recovers. Run's deferred cancel stops the others; Close waits for that commit.
 func (j *Job) awaitStop() error {
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -580,23 +579,6 @@ func (j *Job) awaitStop() error {
 			if err := j.store.Err(); err != nil {
 				return err
 			}
-		}
-	}
-}
-
-// watchStore stops the job when a background flush or compaction fails: Pebble would
-// retry it forever while the job's commits stall.
-func watchStore(ctx context.Context, s *storage.Store) error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-			if err := s.Err(); err != nil {
-				return err
-			}
-		case <-ctx.Done():
-			return nil
 		}
 	}
 }
