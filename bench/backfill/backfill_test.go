@@ -322,8 +322,8 @@ func BenchmarkPersistState(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			e.batch = db.NewBatch()
-			defer e.batch.Close()
+			e.state = db.NewBatch()
+			defer e.state.Close()
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				// A new position each time, so every call writes.
@@ -332,8 +332,8 @@ func BenchmarkPersistState(b *testing.B) {
 				if err := e.persist(); err != nil {
 					b.Fatal(err)
 				}
-				if e.batch.Len() > 1<<20 {
-					e.batch.Reset()
+				if e.state.Len() > 1<<20 {
+					e.state.Reset()
 				}
 			}
 			b.ReportMetric(float64(e.part.StateBytes)/float64(b.N), "state-B/op")

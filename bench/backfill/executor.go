@@ -59,11 +59,12 @@ type Config struct {
 type Part struct {
 	Actor        int
 	Barrier      *stream.Barrier
-	Batch        *pebble.Batch // MV rows and state rows of the epoch
+	MV           *pebble.Batch // the epoch's MV rows, in key order
+	State        *pebble.Batch // the epoch's state rows, in key order
 	Finished     bool
 	SnapshotRows int64 // snapshot rows emitted this epoch
 	UpstreamRows int64 // upstream rows received this epoch
-	MVBytes      int64 // logical key+value bytes written to B
+	MVBytes      int64 // logical key+value bytes written to B (one write per key)
 	StateBytes   int64 // logical key+value bytes written to the state table
 	NetRows      int64 // visible inserts minus visible deletes sent downstream
 }
@@ -108,7 +109,8 @@ type Executor struct {
 	snapSlab  []row.Datum
 	snapVnode []int // index into rows of each snapshot chunk row
 
-	batch  *pebble.Batch
+	mv     *epochWrites
+	state  *pebble.Batch
 	part   Part
 	scanN  int64 // snapshot rows since the scan was opened, for the rate limit
 	scanAt time.Time
@@ -200,10 +202,12 @@ func (e *Executor) resume() error {
 // Run processes the actor's input until the final barrier's epoch is delivered.
 func (e *Executor) Run(ctx context.Context) error {
 	defer e.closeScan()
-	e.batch = e.env.Store.DB.NewBatch()
+	e.mv = newEpochWrites(e.env.Store.DB, e.cfg.Vnodes)
+	defer e.mv.close()
+	e.state = e.env.Store.DB.NewBatch()
 	defer func() {
-		if e.batch != nil {
-			e.batch.Close()
+		if e.state != nil {
+			e.state.Close()
 		}
 	}()
 	if e.finished { // resumed after the scan had ended
@@ -360,7 +364,7 @@ func (e *Executor) emitSnapshotChunk() error {
 	if n == 0 {
 		return nil
 	}
-	if err := e.materialize(e.snapChunk); err != nil {
+	if err := e.materializeSnapshot(); err != nil {
 		return err
 	}
 	for _, v := range e.snapVnode {
@@ -438,8 +442,13 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 			return false, err
 		}
 	}
-	e.part.Actor, e.part.Barrier, e.part.Batch, e.part.Finished = e.cfg.Actor, b, e.batch, e.finished
-	e.batch = nil
+	mv, mvBytes, err := e.mv.batch()
+	if err != nil {
+		return false, fmt.Errorf("backfill: actor %d: epoch %d: %w", e.cfg.Actor, b.Epoch.Curr, err)
+	}
+	e.part.MVBytes = mvBytes
+	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
+	e.state = nil
 	if err := e.env.Deliver(ctx, e.part); err != nil {
 		return false, err
 	}
@@ -450,7 +459,7 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		}
 		return true, nil
 	}
-	e.batch = e.env.Store.DB.NewBatch()
+	e.state = e.env.Store.DB.NewBatch()
 	if !e.finished {
 		// The next scan reads the epoch this barrier ends, once it is committed.
 		e.closeScan()
@@ -534,16 +543,17 @@ func (e *Executor) persistPerVnode() error {
 func (e *Executor) putState(st VnodeState) error {
 	e.keyBuf = AppendStateKey(e.keyBuf[:0], st.Vnode)
 	e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK))
-	if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
+	if err := e.state.Set(e.keyBuf, e.valBuf, nil); err != nil {
 		return err
 	}
 	e.part.StateBytes += int64(len(e.keyBuf) + len(e.valBuf))
 	return nil
 }
 
-// materialize applies the visible rows of c to B in the epoch's batch. B is keyed by
-// pk, so a row emitted twice would not show in B itself; NetRows counts the changelog
-// as a downstream aggregate would, which the pipeline checks against |A|.
+// materialize applies the visible rows of upstream chunk c to B in the epoch's
+// writes. B is keyed by pk, so a row emitted twice would not show in B itself;
+// NetRows counts the changelog as a downstream aggregate would, which the pipeline
+// checks against |A|.
 func (e *Executor) materialize(c *stream.Chunk) error {
 	s := e.cfg.Schema
 	for i, r := range c.Rows {
@@ -552,19 +562,29 @@ func (e *Executor) materialize(c *stream.Chunk) error {
 		}
 		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.vnoder.Of(r), s, r)
 		if c.Ops[i].IsDelete() {
-			if err := e.batch.Delete(e.keyBuf, nil); err != nil {
-				return err
-			}
-			e.part.MVBytes += int64(len(e.keyBuf))
+			e.mv.upstream.Delete(e.keyBuf)
 			e.part.NetRows--
 			continue
 		}
 		e.valBuf = row.AppendValue(e.valBuf[:0], r)
-		if err := e.batch.Set(e.keyBuf, e.valBuf, nil); err != nil {
-			return err
-		}
-		e.part.MVBytes += int64(len(e.keyBuf) + len(e.valBuf))
+		e.mv.upstream.Set(e.keyBuf, e.valBuf)
 		e.part.NetRows++
 	}
+	return nil
+}
+
+// materializeSnapshot applies the snapshot chunk, all inserts, to B in the epoch's
+// writes; the scan recorded each row's vnode.
+func (e *Executor) materializeSnapshot() error {
+	s := e.cfg.Schema
+	for i, r := range e.snapChunk.Rows {
+		vi := e.snapVnode[i]
+		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.cfg.Vnodes[vi], s, r)
+		e.valBuf = row.AppendValue(e.valBuf[:0], r)
+		if err := e.mv.snapshotSet(vi, e.keyBuf, e.valBuf); err != nil {
+			return err
+		}
+	}
+	e.part.NetRows += int64(e.snapChunk.Len())
 	return nil
 }

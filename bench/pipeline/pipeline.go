@@ -3,11 +3,13 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -618,7 +620,7 @@ func (c *collector) deliverActor(ctx context.Context, p backfill.Part) error {
 	case c.parts <- p:
 		return nil
 	case <-ctx.Done():
-		p.Batch.Close()
+		closePart(p)
 		return context.Cause(ctx)
 	}
 }
@@ -646,7 +648,7 @@ func (c *collector) run(ctx context.Context) error {
 				p.source.Batch.Close()
 			}
 			for _, a := range p.actors {
-				a.Batch.Close()
+				closePart(a)
 			}
 		}
 	}()
@@ -688,6 +690,11 @@ func (c *collector) run(ctx context.Context) error {
 	}
 }
 
+func closePart(p backfill.Part) {
+	p.MV.Close()
+	p.State.Close()
+}
+
 func getPending(m map[uint64]*pending, e uint64) *pending {
 	p := m[e]
 	if p == nil {
@@ -697,15 +704,44 @@ func getPending(m map[uint64]*pending, e uint64) *pending {
 	return p
 }
 
+// epochBatch builds the epoch's one atomic batch from its parts in key order: tables
+// are numbered upstream < MV < state < meta, actors own ascending vnode ranges, and
+// every part comes sorted (storage.Writes says why that matters). The parts' batches
+// are closed.
+func (c *collector) epochBatch(pe *pending) (*pebble.Batch, error) {
+	slices.SortFunc(pe.actors, func(a, b backfill.Part) int { return cmp.Compare(a.Actor, b.Actor) })
+	parts := []*pebble.Batch{pe.source.Batch}
+	for _, a := range pe.actors {
+		parts = append(parts, a.MV)
+	}
+	for _, a := range pe.actors {
+		parts = append(parts, a.State)
+	}
+	size := 0
+	for _, p := range parts {
+		size += len(p.Repr())
+	}
+	b := c.store.DB.NewBatchWithSize(size)
+	var err error
+	for _, p := range parts {
+		if err == nil {
+			err = b.Apply(p, nil)
+		}
+		p.Close()
+	}
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
+}
+
 func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	bar := pe.source.Barrier
 	tr := EpochTrace{Epoch: epoch, Injected: bar.Injected, Checkpoint: bar.Checkpoint, Changes: int64(pe.source.Changes)}
 	c.res.Logical.Upstream += pe.source.Bytes
-	// One atomic batch per epoch: apply the others into the largest, copying least.
-	batches := []*pebble.Batch{pe.source.Batch}
 	finished := 0
 	for _, a := range pe.actors {
-		batches = append(batches, a.Batch)
 		tr.SnapshotRows += a.SnapshotRows
 		tr.UpstreamRows += a.UpstreamRows
 		c.res.Logical.MV += a.MVBytes
@@ -720,29 +756,12 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		ev.Kind = EventBeforeCommit
 		c.onEvent(ev)
 	}
-	largest := 0
-	for i, x := range batches {
-		if x.Len() > batches[largest].Len() {
-			largest = i
-		}
-	}
-	b := batches[largest]
-	for i, x := range batches {
-		if i == largest {
-			continue
-		}
-		err := b.Apply(x, nil)
-		x.Close()
-		if err != nil {
-			for _, y := range batches[i+1:] {
-				y.Close()
-			}
-			b.Close()
-			return false, err
-		}
-	}
+	b, err := c.epochBatch(pe)
 	pe.actors = nil
 	pe.source = nil
+	if err != nil {
+		return false, fmt.Errorf("epoch %d: %w", epoch, err)
+	}
 	if err := c.store.CommitEpoch(b, epoch, bar.Checkpoint); err != nil {
 		return false, err
 	}

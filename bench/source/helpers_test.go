@@ -1,24 +1,6 @@
 package source
 
-import (
-	"testing"
-
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/backfill-bench/backfill-bench/bench/row"
-	"github.com/backfill-bench/backfill-bench/bench/storage"
-)
-
-func testBatch(t *testing.T) *pebble.Batch {
-	db, err := pebble.Open("/db", &pebble.Options{FS: vfs.NewMem(), Logger: storage.Logger(nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := db.NewBatch()
-	t.Cleanup(func() { b.Close(); db.Close() })
-	return b
-}
+import "github.com/backfill-bench/backfill-bench/bench/row"
 
 // testTable is a minimal workload: an int64 key and a value derived from the version.
 type testTable struct{}

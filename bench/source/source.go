@@ -109,7 +109,8 @@ func (s *Source) LoadInitial(db *pebble.DB, batchRows int) error {
 	b := db.NewBatch()
 	for id := int64(0); id < s.cfg.InitialRows; id++ {
 		s.rowBuf = s.cfg.Workload.Row(s.rowBuf, s.cfg.Seed, id, 1)
-		if _, err := s.put(b, s.rowBuf); err != nil {
+		s.encode(s.rowBuf)
+		if err := b.Set(s.keyBuf, s.valBuf, nil); err != nil {
 			return err
 		}
 		if (id+1)%int64(batchRows) == 0 {
@@ -124,16 +125,10 @@ func (s *Source) LoadInitial(db *pebble.DB, batchRows int) error {
 	return b.Commit(pebble.NoSync)
 }
 
-// put writes r into A in b and returns the logical bytes written.
-func (s *Source) put(b *pebble.Batch, r row.Row) (int64, error) {
+// encode sets keyBuf and valBuf to r's key and value in A.
+func (s *Source) encode(r row.Row) {
 	s.keyBuf = storage.AppendRowKey(s.keyBuf[:0], storage.TableUpstream, s.vnoder.Of(r), s.schema, r)
 	s.valBuf = row.AppendValue(s.valBuf[:0], r)
-	return int64(len(s.keyBuf) + len(s.valBuf)), b.Set(s.keyBuf, s.valBuf, nil)
-}
-
-func (s *Source) del(b *pebble.Batch, r row.Row) (int64, error) {
-	s.keyBuf = storage.AppendRowKey(s.keyBuf[:0], storage.TableUpstream, s.vnoder.Of(r), s.schema, r)
-	return int64(len(s.keyBuf)), b.Delete(s.keyBuf, nil)
 }
 
 // Generate draws n changes of epoch from (seed, epoch) and the current key state,
@@ -241,43 +236,33 @@ func (s *Source) NewRouter(out []chan<- stream.Message) *Router {
 	return r
 }
 
-// Apply writes changes to A in b, routes them, and returns the logical bytes written.
-func (rt *Router) Apply(ctx context.Context, b *pebble.Batch, changes []Change) (int64, error) {
+// Apply writes changes to A in w and routes them.
+func (rt *Router) Apply(ctx context.Context, w *storage.Writes, changes []Change) error {
 	s := rt.s
-	var bytes int64
 	for _, c := range changes {
+		var err error
 		switch c.Op {
 		case stream.Insert:
-			if err := rt.emit(ctx, stream.Insert, c.ID, 1); err != nil {
-				return bytes, err
-			}
-			n, err := s.put(b, rt.last)
-			bytes += n
-			if err != nil {
-				return bytes, err
-			}
+			err = rt.emit(ctx, stream.Insert, c.ID, 1)
 		case stream.Delete:
-			if err := rt.emit(ctx, stream.Delete, c.ID, c.OldVersion); err != nil {
-				return bytes, err
-			}
-			n, err := s.del(b, rt.last)
-			bytes += n
-			if err != nil {
-				return bytes, err
-			}
+			err = rt.emit(ctx, stream.Delete, c.ID, c.OldVersion)
 		case stream.UpdateDelete:
 			// Both halves go to the same chunk: the pk, hence the vnode, is unchanged.
-			if err := rt.emitPair(ctx, c.ID, c.OldVersion, c.OldVersion+1); err != nil {
-				return bytes, err
-			}
-			n, err := s.put(b, rt.last)
-			bytes += n
-			if err != nil {
-				return bytes, err
-			}
+			err = rt.emitPair(ctx, c.ID, c.OldVersion, c.OldVersion+1)
+		default:
+			err = fmt.Errorf("source: change of key id %d has op %v; want Insert, Delete or UpdateDelete", c.ID, c.Op)
+		}
+		if err != nil {
+			return err
+		}
+		s.encode(rt.last)
+		if c.Op == stream.Delete {
+			w.Delete(s.keyBuf)
+		} else {
+			w.Set(s.keyBuf, s.valBuf)
 		}
 	}
-	return bytes, nil
+	return nil
 }
 
 func (rt *Router) emit(ctx context.Context, op stream.Op, id int64, version uint32) error {
@@ -343,7 +328,7 @@ func (rt *Router) Barrier(ctx context.Context, b *stream.Barrier) error {
 type Epoch struct {
 	Barrier *stream.Barrier
 	Batch   *pebble.Batch // A's changes
-	Bytes   int64         // logical key+value bytes in Batch
+	Bytes   int64         // logical key+value bytes in Batch (one write per key)
 	Changes int           // changes generated
 }
 
@@ -356,9 +341,8 @@ func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stre
 	defer timer.Stop()
 	const slices = 20 // pacing steps per epoch
 	inj.Start(time.Now())
+	var w storage.Writes
 	for epoch := first; ; epoch++ {
-		b := db.NewBatch()
-		var bytes int64
 		emitted, quota := 0, s.cfg.ChangesPerEpoch
 		changes := s.Generate(epoch, quota)
 		final := false
@@ -370,10 +354,7 @@ func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stre
 				target = int(float64(len(changes)) * (1 - float64(left)/float64(inj.Interval)))
 			}
 			if target > emitted {
-				n, err := rt.Apply(ctx, b, changes[emitted:target])
-				bytes += n
-				if err != nil {
-					b.Close()
+				if err := rt.Apply(ctx, &w, changes[emitted:target]); err != nil {
 					return err
 				}
 				emitted = target
@@ -388,18 +369,20 @@ func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stre
 				final = true
 				finish = nil
 			case <-ctx.Done():
-				b.Close()
 				return ctx.Err()
 			}
 		}
-		n, err := rt.Apply(ctx, b, changes[emitted:])
-		bytes += n
-		if err != nil {
-			b.Close()
+		if err := rt.Apply(ctx, &w, changes[emitted:]); err != nil {
 			return err
 		}
 		bar := inj.Inject(epoch, time.Now(), final)
 		if err := rt.Barrier(ctx, bar); err != nil {
+			return err
+		}
+		// In key order, with one write per key, like the actors' parts.
+		b := db.NewBatchWithSize(w.BatchSize())
+		bytes, err := w.AppendTo(b)
+		if err != nil {
 			b.Close()
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
 
@@ -98,9 +99,13 @@ func TestRouterSendsToOwnersWithBarrierLast(t *testing.T) {
 		outs[i] = chans[i]
 	}
 	rt := s.NewRouter(outs)
-	b := testBatch(t)
-	if _, err := rt.Apply(context.Background(), b, s.Generate(2, 100)); err != nil {
+	var w storage.Writes
+	changes := s.Generate(2, 100)
+	if err := rt.Apply(context.Background(), &w, changes); err != nil {
 		t.Fatal(err)
+	}
+	if w.Len() != len(changes) {
+		t.Errorf("%d writes to A for %d changes", w.Len(), len(changes))
 	}
 	if err := rt.Barrier(context.Background(), &stream.Barrier{Epoch: stream.Epoch{Prev: 1, Curr: 2}}); err != nil {
 		t.Fatal(err)
