@@ -13,11 +13,11 @@ import (
 // order, with one write per key (storage.Writes says why).
 //
 // Snapshot rows need no sort: keys are table|vnode|pk and the scan emits each vnode's
-// rows in pk order, once per epoch, so one batch per vnode, concatenated in vnode
-// order, is sorted. Upstream writes come in any order; they are sorted and merged in.
-// Within an epoch every snapshot row precedes every upstream write (upstream is
-// buffered until the barrier or the scan's end), so where both touch a key the
-// upstream write is the later one and the only one kept.
+// rows in pk order, once per epoch, so one batch per vnode, in vnode order, is sorted.
+// Upstream writes come in any order; they are sorted and merged in. Within an epoch
+// every snapshot row precedes every upstream write (upstream is buffered until the
+// barrier or the scan's end), so where both touch a key the upstream write is the
+// later one and the only one kept.
 type epochWrites struct {
 	db            *pebble.DB
 	firstVnode    uint16
@@ -41,60 +41,63 @@ func (w *epochWrites) snapshotSet(vi int, key, value []byte) error {
 	return b.Set(key, value, nil)
 }
 
-// batch returns the epoch's writes in key order in a new batch with their logical
-// bytes, and empties w.
-func (w *epochWrites) batch() (*pebble.Batch, int64, error) {
-	size := w.upstream.BatchSize()
-	for _, b := range w.snapshot {
-		if b != nil {
-			size += len(b.Repr())
-		}
-	}
-	dst := w.db.NewBatchWithSize(size)
-	n, err := w.appendTo(dst)
-	if err != nil {
-		dst.Close()
-		return nil, 0, err
-	}
-	return dst, n, nil
-}
-
-// appendTo appends the epoch's writes to dst in key order, empties w and returns the
-// logical bytes appended.
-func (w *epochWrites) appendTo(dst *pebble.Batch) (int64, error) {
+// runs hands over the epoch's writes as batches in key order, each in key order, with
+// their logical bytes, and empties w. A vnode without upstream writes hands over its
+// snapshot batch as it is, so most rows are copied once, into the epoch batch.
+func (w *epochWrites) runs() ([]*pebble.Batch, int64, error) {
 	ups := &w.upstream
 	ups.Sort()
-	m := merger{dst: dst, ups: ups, bytes: w.snapshotBytes}
+	var runs []*pebble.Batch
+	m := merger{ups: ups, bytes: w.snapshotBytes}
 	for vi, snap := range w.snapshot {
 		vnode := w.firstVnode + uint16(vi)
 		end := m.next
 		for end < ups.Len() && storage.KeyVnode(ups.Key(end)) == vnode {
 			end++
 		}
-		var err error
-		switch {
-		case snap == nil:
-			err = m.putUpstream(end)
-		case m.next == end:
-			err = dst.Apply(snap, nil)
-		default:
-			err = m.merge(snap, end)
+		if snap != nil && snap.Empty() {
+			snap = nil // kept from an earlier epoch, unused in this one
 		}
-		if err != nil {
-			return 0, fmt.Errorf("vnode %d: %w", vnode, err)
+		if m.next == end {
+			if snap != nil {
+				runs = append(runs, snap)
+				w.snapshot[vi] = nil
+			}
+			continue
+		}
+		size := 0
+		if snap != nil {
+			size = len(snap.Repr())
+		}
+		m.dst = w.db.NewBatchWithSize(size + ups.BatchSize()*(end-m.next)/ups.Len())
+		runs = append(runs, m.dst)
+		if err := m.merge(snap, end); err != nil {
+			closeAll(runs)
+			return nil, 0, fmt.Errorf("vnode %d: %w", vnode, err)
 		}
 		if snap != nil {
 			snap.Reset()
 		}
 	}
 	// Upstream rows route to their vnode's actor, so none is left; if one were, it
-	// still belongs in the batch, out of order.
-	if err := m.putUpstream(ups.Len()); err != nil {
-		return 0, err
+	// still belongs in the epoch, out of order.
+	if m.next < ups.Len() {
+		m.dst = w.db.NewBatch()
+		runs = append(runs, m.dst)
+		if err := m.putUpstream(ups.Len()); err != nil {
+			closeAll(runs)
+			return nil, 0, err
+		}
 	}
 	ups.Reset()
 	w.snapshotBytes = 0
-	return m.bytes, nil
+	return runs, m.bytes, nil
+}
+
+func closeAll(bs []*pebble.Batch) {
+	for _, b := range bs {
+		b.Close()
+	}
 }
 
 // merger appends sorted upstream writes, from next on, and snapshot rows to dst.
@@ -116,9 +119,12 @@ func (m *merger) putUpstream(end int) error {
 	return nil
 }
 
-// merge appends snap's rows and the upstream writes before end in key order,
-// dropping the snapshot rows an upstream write replaces.
+// merge appends the rows of snap (nil: none) and the upstream writes before end in
+// key order, dropping the snapshot rows an upstream write replaces.
 func (m *merger) merge(snap *pebble.Batch, end int) error {
+	if snap == nil {
+		return m.putUpstream(end)
+	}
 	for r := snap.Reader(); ; {
 		kind, key, value, ok, err := r.Next()
 		if err != nil {

@@ -56,31 +56,32 @@ func TestEpochWritesInKeyOrder(t *testing.T) {
 				model[string(k)] = write{value: v}
 			}
 		}
-		b := db.NewBatch()
-		n64, err := w.appendTo(b)
+		runs, n64, err := w.runs()
 		if err != nil {
 			t.Fatal(err)
 		}
 		var keys [][]byte
 		var total int64
-		for rd := b.Reader(); ; {
-			kind, k, v, ok, err := rd.Next()
-			if err != nil {
-				t.Fatal(err)
+		for _, b := range runs {
+			for rd := b.Reader(); ; {
+				kind, k, v, ok, err := rd.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok {
+					break
+				}
+				if got, want := (write{string(v), kind == pebble.InternalKeyKindDelete}), model[string(k)]; got != want {
+					t.Fatalf("round %d: key %q: %+v, want %+v", round, k, got, want)
+				}
+				if len(keys) > 0 && bytes.Compare(keys[len(keys)-1], k) >= 0 {
+					t.Fatalf("round %d: key %q after %q", round, k, keys[len(keys)-1])
+				}
+				keys = append(keys, bytes.Clone(k))
+				total += int64(len(k) + len(v))
 			}
-			if !ok {
-				break
-			}
-			if got, want := (write{string(v), kind == pebble.InternalKeyKindDelete}), model[string(k)]; got != want {
-				t.Fatalf("round %d: key %q: %+v, want %+v", round, k, got, want)
-			}
-			if len(keys) > 0 && bytes.Compare(keys[len(keys)-1], k) >= 0 {
-				t.Fatalf("round %d: key %q after %q", round, k, keys[len(keys)-1])
-			}
-			keys = append(keys, k)
-			total += int64(len(k) + len(v))
 		}
-		b.Close()
+		closeAll(runs)
 		if len(keys) != len(model) {
 			t.Fatalf("round %d: %d writes for %d keys", round, len(keys), len(model))
 		}
@@ -88,11 +89,9 @@ func TestEpochWritesInKeyOrder(t *testing.T) {
 			t.Errorf("round %d: %d logical bytes, the batch holds %d", round, n64, total)
 		}
 		// w is empty for the next epoch.
-		b = db.NewBatch()
-		if n, err := w.appendTo(b); err != nil || n != 0 || b.Count() != 0 {
-			t.Errorf("round %d: second appendTo: %d bytes, %d writes, %v", round, n, b.Count(), err)
+		if runs, n, err := w.runs(); err != nil || n != 0 || len(runs) != 0 {
+			t.Errorf("round %d: second runs: %d bytes, %d batches, %v", round, n, len(runs), err)
 		}
-		b.Close()
 		w.close()
 	}
 }
@@ -124,12 +123,12 @@ func BenchmarkEpochWrites(b *testing.B) {
 			w.upstream.Set(key(r.IntN(rows)), value)
 		}
 		b.StartTimer()
-		dst, _, err := w.batch()
+		runs, _, err := w.runs()
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		dst.Close()
+		closeAll(runs)
 	}
 	b.ReportMetric(float64(b.N*(rows+changes))/b.Elapsed().Seconds(), "rows/s")
 }

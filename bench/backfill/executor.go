@@ -59,8 +59,8 @@ type Config struct {
 type Part struct {
 	Actor        int
 	Barrier      *stream.Barrier
-	MV           *pebble.Batch // the epoch's MV rows, in key order
-	State        *pebble.Batch // the epoch's state rows, in key order
+	MV           []*pebble.Batch // the epoch's MV rows: batches in key order, each sorted
+	State        *pebble.Batch   // the epoch's state rows, in key order
 	Finished     bool
 	SnapshotRows int64 // snapshot rows emitted this epoch
 	UpstreamRows int64 // upstream rows received this epoch
@@ -442,7 +442,7 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 			return false, err
 		}
 	}
-	mv, mvBytes, err := e.mv.batch()
+	mv, mvBytes, err := e.mv.runs()
 	if err != nil {
 		return false, fmt.Errorf("backfill: actor %d: epoch %d: %w", e.cfg.Actor, b.Epoch.Curr, err)
 	}

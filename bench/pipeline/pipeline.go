@@ -691,7 +691,9 @@ func (c *collector) run(ctx context.Context) error {
 }
 
 func closePart(p backfill.Part) {
-	p.MV.Close()
+	for _, b := range p.MV {
+		b.Close()
+	}
 	p.State.Close()
 }
 
@@ -712,7 +714,7 @@ func (c *collector) epochBatch(pe *pending) (*pebble.Batch, error) {
 	slices.SortFunc(pe.actors, func(a, b backfill.Part) int { return cmp.Compare(a.Actor, b.Actor) })
 	parts := []*pebble.Batch{pe.source.Batch}
 	for _, a := range pe.actors {
-		parts = append(parts, a.MV)
+		parts = append(parts, a.MV...)
 	}
 	for _, a := range pe.actors {
 		parts = append(parts, a.State)
