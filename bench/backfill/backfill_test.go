@@ -158,7 +158,7 @@ func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte)
 }
 
 func TestMergeIterOrderAndResume(t *testing.T) {
-	for _, vnodes := range []int{1, 7, 256} {
+	for _, vnodes := range []int{1, 2, 3, 7, 256} {
 		t.Run(fmt.Sprint("vnodes=", vnodes), func(t *testing.T) {
 			db, keys := testDB(t, 2000, vnodes)
 			snap := db.NewSnapshot()
