@@ -11,24 +11,88 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
-// MergeIter is the merged-vnode scan: one Pebble iterator per vnode, merged in
-// primary-key order by a tournament (loser) tree on the key bytes after the
-// table|vnode prefix: each row replays one leaf-to-root path, log2(vnodes)
-// comparisons, about half of what a binary heap's sift-down takes.
+// prefetchRows is how many rows each vnode's cursor reads ahead. Moving one Pebble
+// iterator several steps in a row keeps its block and state in cache; stepping 128
+// iterators in turn, one row each, costs about three times as much per row.
+const prefetchRows = 64
+
+// MergeIter is the merged-vnode scan: one Pebble iterator per vnode, read ahead a
+// few rows at a time, merged in primary-key order by a tournament (loser) tree on the
+// key bytes after the table|vnode prefix: each row replays one leaf-to-root path,
+// log2(vnodes) comparisons, about half of what a binary heap's sift-down takes.
 type MergeIter struct {
-	iters []*pebble.Iterator
-	pks   [][]byte // per iterator, its current pk; nil once exhausted
-	// tree[0] is the winner (the iterator with the smallest pk); tree[1:] hold the
-	// loser of the match at each internal node. Leaf i's parent is (i+len(iters))/2.
+	cursors []cursor
+	// tree[0] is the winner (the cursor with the smallest pk); tree[1:] hold the
+	// loser of the match at each internal node. Leaf i's parent is (i+len(cursors))/2.
 	tree    []int
 	advance bool // the winner was returned last; it moves on the next call
 	err     error
 }
 
+// cursor is one vnode's iterator and the rows read ahead from it.
+type cursor struct {
+	it   *pebble.Iterator
+	buf  []byte  // keys and values of the rows read ahead
+	ends []int32 // per row read ahead, where its key ends and its value ends in buf
+	next int     // the current row is ends[2*next], ends[2*next+1]
+	pk   []byte  // the current row's pk (key after the prefix); nil once exhausted
+}
+
+// fill reads up to prefetchRows rows ahead; pk is nil if there are none.
+func (c *cursor) fill() error {
+	c.buf, c.ends, c.next, c.pk = c.buf[:0], c.ends[:0], 0, nil
+	for valid := c.it.Valid(); valid && len(c.ends) < 2*prefetchRows; valid = c.it.Next() {
+		v, err := c.it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		c.buf = append(c.buf, c.it.Key()...)
+		c.ends = append(c.ends, int32(len(c.buf)))
+		c.buf = append(c.buf, v...)
+		c.ends = append(c.ends, int32(len(c.buf)))
+	}
+	if err := c.it.Error(); err != nil {
+		return err
+	}
+	c.setPK()
+	return nil
+}
+
+func (c *cursor) setPK() {
+	if 2*c.next < len(c.ends) {
+		start := 0
+		if c.next > 0 {
+			start = int(c.ends[2*c.next-1])
+		}
+		c.pk = c.buf[start+storage.PrefixLen : c.ends[2*c.next]]
+	} else {
+		c.pk = nil
+	}
+}
+
+// row returns the current row's key and value.
+func (c *cursor) row() (key, value []byte) {
+	start := 0
+	if c.next > 0 {
+		start = int(c.ends[2*c.next-1])
+	}
+	return c.buf[start:c.ends[2*c.next]], c.buf[c.ends[2*c.next]:c.ends[2*c.next+1]]
+}
+
+// step moves to the next row, reading ahead again when the rows read are used up.
+func (c *cursor) step() error {
+	c.next++
+	if 2*c.next < len(c.ends) {
+		c.setPK()
+		return nil
+	}
+	return c.fill()
+}
+
 // NewMergeIter opens a scan of table t over vnodes at snap, starting strictly after
 // the encoded primary key after (nil: from the start).
 func NewMergeIter(snap *pebble.Snapshot, t storage.TableID, vnodes []uint16, after []byte) (*MergeIter, error) {
-	m := &MergeIter{}
+	m := &MergeIter{cursors: make([]cursor, 0, len(vnodes))}
 	for _, v := range vnodes {
 		lo, hi := storage.VnodeBounds(t, v)
 		if after != nil {
@@ -41,23 +105,21 @@ func NewMergeIter(snap *pebble.Snapshot, t storage.TableID, vnodes []uint16, aft
 			m.Close()
 			return nil, err
 		}
-		m.iters = append(m.iters, it)
-		var pk []byte
-		if it.First() {
-			pk = it.Key()[storage.PrefixLen:]
-		} else if err := it.Error(); err != nil {
+		m.cursors = append(m.cursors, cursor{it: it})
+		c := &m.cursors[len(m.cursors)-1]
+		c.it.First()
+		if err := c.fill(); err != nil {
 			m.Close()
 			return nil, err
 		}
-		m.pks = append(m.pks, pk)
 	}
 	// Build by replaying every leaf into a tree of -1 entries, which win every match
 	// until the real leaves have pushed them all out.
-	m.tree = make([]int, len(m.iters))
+	m.tree = make([]int, len(m.cursors))
 	for i := range m.tree {
 		m.tree[i] = -1
 	}
-	for i := len(m.iters) - 1; i >= 0; i-- {
+	for i := len(m.cursors) - 1; i >= 0; i-- {
 		m.replay(i)
 	}
 	return m, nil
@@ -71,12 +133,12 @@ func (m *MergeIter) beats(a, b int) bool {
 		return true
 	case b < 0:
 		return false
-	case m.pks[a] == nil:
+	case m.cursors[a].pk == nil:
 		return false
-	case m.pks[b] == nil:
+	case m.cursors[b].pk == nil:
 		return true
 	}
-	return bytes.Compare(m.pks[a], m.pks[b]) < 0
+	return bytes.Compare(m.cursors[a].pk, m.cursors[b].pk) < 0
 }
 
 // replay plays leaf s from its parent up to the root.
@@ -92,36 +154,26 @@ func (m *MergeIter) replay(s int) {
 // Next returns the next row's key and value in pk order; they stay valid until the
 // following call. ok is false at the end or on error (see Err).
 func (m *MergeIter) Next() (key, value []byte, ok bool) {
-	if len(m.tree) == 0 {
+	if len(m.tree) == 0 || m.err != nil {
 		return nil, nil, false
 	}
 	w := m.tree[0]
 	if m.advance {
 		m.advance = false
-		it := m.iters[w]
-		if it.Next() {
-			m.pks[w] = it.Key()[storage.PrefixLen:]
-		} else {
-			if err := it.Error(); err != nil {
-				m.err = err
-				return nil, nil, false
-			}
-			m.pks[w] = nil
+		if err := m.cursors[w].step(); err != nil {
+			m.err = err
+			return nil, nil, false
 		}
 		m.replay(w)
 		w = m.tree[0]
 	}
-	if m.pks[w] == nil {
+	c := &m.cursors[w]
+	if c.pk == nil {
 		return nil, nil, false
 	}
-	it := m.iters[w]
 	m.advance = true
-	v, err := it.ValueAndErr()
-	if err != nil {
-		m.err = err
-		return nil, nil, false
-	}
-	return it.Key(), v, true
+	key, value = c.row()
+	return key, value, true
 }
 
 // Err returns the first error met.
@@ -130,9 +182,9 @@ func (m *MergeIter) Err() error { return m.err }
 // Close closes every iterator.
 func (m *MergeIter) Close() error {
 	var errs []error
-	for _, it := range m.iters {
-		errs = append(errs, it.Close())
+	for _, c := range m.cursors {
+		errs = append(errs, c.it.Close())
 	}
-	m.iters, m.pks, m.tree, m.advance = nil, nil, nil, false
+	m.cursors, m.tree, m.advance = nil, nil, false
 	return errors.Join(errs...)
 }
