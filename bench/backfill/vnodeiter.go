@@ -9,11 +9,12 @@ import (
 )
 
 // VnodeIter is the per-vnode scan: one Pebble iterator per unfinished vnode, each
-// from its own position, read in turn one row at a time (interleaved, not merged),
-// so no vnode waits for another and none needs a common order.
+// from its own position, read ahead like MergeIter's and returned in turn one row at
+// a time (interleaved, not merged), so no vnode waits for another and none needs a
+// common order.
 type VnodeIter struct {
-	iters     []*pebble.Iterator
-	index     []int // index in the vnodes passed to NewVnodeIter of each iterator
+	cursors   []cursor
+	index     []int // index in the vnodes passed to NewVnodeIter of each cursor
 	live      []int // iterators with rows left, in turn order
 	turn      int   // position in live of the iterator read next
 	advance   bool  // the iterator at live[turn] returned the last row; move it on
@@ -38,13 +39,16 @@ func NewVnodeIter(snap *pebble.Snapshot, t storage.TableID, vnodes []uint16, aft
 			m.Close()
 			return nil, err
 		}
-		m.iters = append(m.iters, it)
+		m.cursors = append(m.cursors, cursor{it: it})
 		m.index = append(m.index, i)
-		if it.First() {
-			m.live = append(m.live, len(m.iters)-1)
-		} else if err := it.Error(); err != nil {
+		c := &m.cursors[len(m.cursors)-1]
+		c.it.First()
+		if err := c.fill(); err != nil {
 			m.Close()
 			return nil, err
+		}
+		if c.pk != nil {
+			m.live = append(m.live, len(m.cursors)-1)
 		} else {
 			m.exhausted = append(m.exhausted, i)
 		}
@@ -58,13 +62,13 @@ func (m *VnodeIter) Next() (key, value []byte, ok bool) {
 	if m.advance {
 		m.advance = false
 		j := m.live[m.turn]
-		if m.iters[j].Next() {
+		if err := m.cursors[j].step(); err != nil {
+			m.err = err
+			return nil, nil, false
+		}
+		if m.cursors[j].pk != nil {
 			m.turn++
 		} else {
-			if err := m.iters[j].Error(); err != nil {
-				m.err = err
-				return nil, nil, false
-			}
 			m.exhausted = append(m.exhausted, m.index[j])
 			m.live = append(m.live[:m.turn], m.live[m.turn+1:]...)
 		}
@@ -75,14 +79,9 @@ func (m *VnodeIter) Next() (key, value []byte, ok bool) {
 	if len(m.live) == 0 {
 		return nil, nil, false
 	}
-	it := m.iters[m.live[m.turn]]
 	m.advance = true
-	v, err := it.ValueAndErr()
-	if err != nil {
-		m.err = err
-		return nil, nil, false
-	}
-	return it.Key(), v, true
+	key, value = m.cursors[m.live[m.turn]].row()
+	return key, value, true
 }
 
 // Exhausted returns the indexes of the vnodes whose rows have all been returned since
@@ -99,9 +98,9 @@ func (m *VnodeIter) Err() error { return m.err }
 // Close closes every iterator.
 func (m *VnodeIter) Close() error {
 	var errs []error
-	for _, it := range m.iters {
-		errs = append(errs, it.Close())
+	for _, c := range m.cursors {
+		errs = append(errs, c.it.Close())
 	}
-	m.iters, m.live = nil, nil
+	m.cursors, m.live = nil, nil
 	return errors.Join(errs...)
 }
