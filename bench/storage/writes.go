@@ -13,7 +13,9 @@ import (
 // over half the memtable becomes a flushable batch, which Pebble sorts on the commit
 // path, and Go's sort is linear on sorted input but does several times the work when
 // even a few entries are out of place (an update's delete and insert of one key are
-// such a pair: Pebble orders equal keys newest first).
+// such a pair: Pebble orders equal keys newest first). BenchmarkCommitEpoch: a batch in
+// merged-scan order commits in about 2.3 times the time of the same batch sorted, one
+// with every 50th key written twice in about 1.5 times.
 type Writes struct {
 	arena []byte // keys and values
 	ents  []write
