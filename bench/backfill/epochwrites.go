@@ -43,7 +43,7 @@ func (w *epochWrites) snapshotSet(vi int, key, value []byte) error {
 
 // runs hands over the epoch's writes as batches in key order, each in key order, with
 // their logical bytes, and empties w. A vnode without upstream writes hands over its
-// snapshot batch as it is, so most rows are copied once, into the epoch batch.
+// snapshot batch as it is, uncopied; the others are merged into new batches.
 func (w *epochWrites) runs() ([]*pebble.Batch, int64, error) {
 	ups := &w.upstream
 	ups.Sort()
