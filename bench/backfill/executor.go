@@ -69,6 +69,12 @@ type Part struct {
 	NetRows      int64 // visible inserts minus visible deletes sent downstream
 }
 
+// Close releases the part's batches.
+func (p Part) Close() {
+	closeAll(p.MV)
+	p.State.Close()
+}
+
 // Env is what an actor runs against.
 type Env struct {
 	Store       *storage.Store

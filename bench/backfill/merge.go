@@ -58,15 +58,12 @@ func (c *cursor) fill() error {
 	return nil
 }
 
+// setPK points pk at the current row's pk, or nil when the rows read are used up.
 func (c *cursor) setPK() {
+	c.pk = nil
 	if 2*c.next < len(c.ends) {
-		start := 0
-		if c.next > 0 {
-			start = int(c.ends[2*c.next-1])
-		}
-		c.pk = c.buf[start+storage.PrefixLen : c.ends[2*c.next]]
-	} else {
-		c.pk = nil
+		key, _ := c.row()
+		c.pk = key[storage.PrefixLen:]
 	}
 }
 

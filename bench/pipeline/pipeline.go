@@ -620,7 +620,7 @@ func (c *collector) deliverActor(ctx context.Context, p backfill.Part) error {
 	case c.parts <- p:
 		return nil
 	case <-ctx.Done():
-		closePart(p)
+		p.Close()
 		return context.Cause(ctx)
 	}
 }
@@ -648,7 +648,7 @@ func (c *collector) run(ctx context.Context) error {
 				p.source.Batch.Close()
 			}
 			for _, a := range p.actors {
-				closePart(a)
+				a.Close()
 			}
 		}
 	}()
@@ -688,13 +688,6 @@ func (c *collector) run(ctx context.Context) error {
 			next++
 		}
 	}
-}
-
-func closePart(p backfill.Part) {
-	for _, b := range p.MV {
-		b.Close()
-	}
-	p.State.Close()
 }
 
 func getPending(m map[uint64]*pending, e uint64) *pending {
