@@ -228,3 +228,25 @@ func TestPlotTrends(t *testing.T) {
 		t.Error("no files: no error")
 	}
 }
+
+func TestSummaryGolden(t *testing.T) {
+	results, units, err := readResultFiles(filepath.Join("testdata", "plots", "run", "results.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, results, units); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "summary.golden.txt")
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("summary differs from %s:\n%s", golden, buf.String())
+	}
+}
