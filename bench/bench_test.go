@@ -15,33 +15,22 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/crash"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
-// The matrix flags take comma-separated lists, one per dimension of a cell name
-// (bench.Dimensions); `benchrun run` sets each to one value to run one cell.
-var (
-	matrixFlags  = map[string]*string{}
-	profileFiles = flag.String("profile-file", "", "comma-separated profile files to add to the built-in profiles")
-	crashAt      = flag.String("crash", "25%,50%,90%", "comma-separated fractions of the snapshot rows at which BenchmarkRecovery loses power")
-	traceFile    = flag.String("trace", "", "append each job's trace (per-epoch rows and latencies, bytes per category) to this JSON-lines file")
-)
-
-func init() {
-	defaults := bench.Matrix{
-		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
-		Persist: []bool{false, true}, Scans: []string{"merged"},
-		Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2},
-	}
-	for _, d := range bench.Dimensions {
-		matrixFlags[d] = flag.String(d, defaults.Get(d), "comma-separated "+d+" values of the cells to run")
-	}
-}
+// The bench binary's flags, declared by the contract the harness runs it by.
+var flags = contract.Register(flag.CommandLine, contract.Matrix{
+	Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
+	Persist: []bool{false, true}, Scans: []string{"merged"},
+	Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2},
+})
 
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Unit lines first, so benchstat knows each metric's direction.
-		if err := bench.WriteUnits(os.Stdout); err != nil {
+		if err := contract.WriteUnits(os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
@@ -50,20 +39,17 @@ func TestMain(m *testing.M) {
 }
 
 // matrix reads the matrix flags and the profiles they name.
-func matrix(b *testing.B) (bench.Matrix, *profile.Set) {
-	var m bench.Matrix
-	for _, d := range bench.Dimensions {
-		if err := m.Set(d, *matrixFlags[d]); err != nil {
-			b.Fatalf("-%s: %v", d, err)
-		}
+func matrix(b *testing.B) (contract.Matrix, *profile.Set) {
+	m, err := flags.Matrix()
+	if err == nil {
+		err = m.Canonicalize(workloads.Canonical)
 	}
-	var files []string
-	if *profileFiles != "" {
-		files = strings.Split(*profileFiles, ",")
-	}
-	profiles, err := profile.NewSet(files)
 	if err != nil {
-		b.Fatalf("-profile-file: %v", err)
+		b.Fatal(err)
+	}
+	profiles, err := profile.NewSet(flags.ProfileFileList())
+	if err != nil {
+		b.Fatalf("-%s: %v", contract.FlagProfileFile, err)
 	}
 	for _, name := range m.Profiles {
 		if _, err := profiles.Get(name); err != nil {
@@ -74,7 +60,7 @@ func matrix(b *testing.B) (bench.Matrix, *profile.Set) {
 }
 
 // BenchmarkBackfill runs one backfill job per op for every cell of the matrix flags
-// and reports what DESIGN §3 lists. The job verifies B == A before anything is
+// and reports the metrics of bench.Metrics. The job verifies B == A before anything is
 // reported; a mismatch fails the benchmark.
 func BenchmarkBackfill(b *testing.B) {
 	m, profiles := matrix(b)
@@ -88,10 +74,10 @@ func BenchmarkBackfill(b *testing.B) {
 				b.Fatal(err)
 			}
 			runJobs(b, p, cfg, (*pipeline.Job).Run, func(r *pipeline.Result) error {
-				if *traceFile == "" {
+				if *flags.Trace == "" {
 					return nil
 				}
-				return bench.AppendTrace(*traceFile, bench.NewTrace(cell, r))
+				return contract.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
 			})
 		})
 	}
@@ -119,28 +105,39 @@ func BenchmarkRawCopy(b *testing.B) {
 // only synced data) once the given fraction of its snapshot rows were emitted, then
 // reopens it and runs it to a verified finish (B == A). sec/op is the total from
 // start to finish without the harness's checks; it also reports the snapshot rows
-// read again after the crash and the recovery time (reopen → first commit).
+// read again after the crash and the recovery time (reopen → first commit). The
+// power loss needs the crashable in-memory filesystem, so a profile on a real disk
+// is skipped; the other knobs of the profile (cache, memtable, throttle, CPUs) apply.
 func BenchmarkRecovery(b *testing.B) {
-	m, _ := matrix(b)
+	m, profiles := matrix(b)
 	var fractions []float64
-	for _, f := range strings.Split(*crashAt, ",") {
+	for _, f := range strings.Split(*flags.Crash, ",") {
 		pct, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(f), "%"), 64)
 		if err != nil || pct <= 0 || pct >= 100 {
-			b.Fatalf("-crash %q: want percentages in (0, 100), like 25%%,90%%", f)
+			b.Fatalf("-%s %q: want percentages in (0, 100), like 25%%,90%%", contract.FlagCrash, f)
 		}
 		fractions = append(fractions, pct)
 	}
 	for _, c := range m.Cells() {
+		p, _ := profiles.Get(c.Profile)
 		for _, pct := range fractions {
-			name := fmt.Sprintf("workload=%s/rows=%d/crash=%g%%/persist=%s/scan=%s/barrier=%s/par=%d",
-				c.Workload, c.Rows, pct, bench.OnOff(c.Persist), c.Scan, bench.FormatDuration(c.Barrier), c.Par)
+			name := fmt.Sprintf("profile=%s/workload=%s/rows=%d/crash=%g%%/persist=%s/scan=%s/barrier=%s/par=%d",
+				c.Profile, c.Workload, c.Rows, pct, contract.OnOff(c.Persist), c.Scan, contract.FormatDuration(c.Barrier), c.Par)
 			b.Run(name, func(b *testing.B) {
+				if p.FS != profile.FSMem {
+					b.Skipf("profile %s writes to a real disk; a power loss needs the in-memory crashable filesystem", p.Name)
+				}
 				job := pipeline.Default()
 				job.Workload, job.Rows, job.Persist, job.BarrierInterval, job.Par = c.Workload, c.Rows, c.Persist, c.Barrier, c.Par
 				var err error
 				if job.Scan, err = backfill.ParseScan(c.Scan); err != nil {
 					b.Fatal(err)
 				}
+				cleanup, err := job.UseProfile(p)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer cleanup()
 				at := int64(float64(c.Rows) * pct / 100)
 				var total, recovery time.Duration
 				var reread int64
@@ -158,9 +155,9 @@ func BenchmarkRecovery(b *testing.B) {
 					reread += rep.Result.SnapshotRows
 				}
 				n := float64(b.N)
-				b.ReportMetric(float64(total.Nanoseconds())/n, bench.UnitNsPerOp)
-				b.ReportMetric(recovery.Seconds()/n, bench.UnitRecoverySec)
-				b.ReportMetric(float64(reread)/n, bench.UnitRereadRows)
+				b.ReportMetric(float64(total.Nanoseconds())/n, contract.UnitNsPerOp)
+				b.ReportMetric(recovery.Seconds()/n, contract.UnitRecoverySec)
+				b.ReportMetric(float64(reread)/n, contract.UnitRereadRows)
 			})
 		}
 	}
@@ -174,7 +171,7 @@ func runJobs(b *testing.B, p profile.Profile, cfg pipeline.Config, run func(*pip
 	var metrics [][]bench.Metric
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		cleanup, err := p.Apply(&cfg)
+		cleanup, err := cfg.UseProfile(p)
 		if err != nil {
 			b.Fatal(err)
 		}

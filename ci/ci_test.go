@@ -109,7 +109,7 @@ func TestPRCompareScript(t *testing.T) {
 	if code > 1 {
 		t.Fatalf("pr-compare.sh: exit %d\n%s", code, log)
 	}
-	for _, f := range []string{"report.md", "verdict.json", "base.txt", "head.txt", "benchstat.txt"} {
+	for _, f := range []string{"report.md", "verdict.json", "base.txt", "head.txt", "metrics.txt"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}

@@ -3,49 +3,34 @@ package harness
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
-// ErrRegression is returned by Compare when the verdict is a regression.
+// ErrRegression is returned by Compare and Nightly when the verdict is a regression.
 var ErrRegression = errors.New("regression")
 
 // CompareConfig configures `benchrun compare`.
 type CompareConfig struct {
-	Base, Head   string // a git ref, a results file or a results directory; Head "": the working tree
-	Matrix       bench.Matrix
-	ProfileFiles []string
-	Count        int // runs of every cell on each side (default 10)
-	Confirm      int // batches of Count runs re-run for suspected regressions (default 1; 0: none)
-	Thresholds   Thresholds
-	Correction   string  // Holm or BH
-	Alpha        float64 // significance after correction (default 0.05)
-	Src          string  // a directory in the checkout: the git repository and the working tree
-	Out          string  // default <module>/compare/<base>..<head>
-	Timeout      time.Duration
-	CommandLine  []string
-	Stdout       io.Writer
-	Progress     io.Writer
-	Terminal     bool
-	Logger       *slog.Logger
-	NoPlots      bool
+	Measure              // what to run when the sides are refs; unused for files
+	Output               // where to talk
+	judge.Options        // thresholds, correction, alpha
+	Base, Head    string // a git ref, a results file or a results directory; Head "": the working tree
+	Confirm       int    // batches of Count runs re-run for suspected regressions (default 1; 0: none)
+	Out           string // default <module>/compare/<base>..<head>, or ./compare/… for files
+	CommandLine   []string
+	NoPlots       bool
 }
-
-// CompareIgnore are the config keys that differ between two commits by nature;
-// benchstat is told to ignore them so that it puts both sides in one table.
-const CompareIgnore = "commit,commit-time,branch,dirty,go,pebble"
 
 // sideSpec is what a user named as one side.
 type sideSpec struct {
@@ -54,6 +39,8 @@ type sideSpec struct {
 	ref  string // a git ref; "" with file "" is the working tree
 }
 
+// parseSide tells a results file or directory from a ref. An argument that names
+// neither an existing path nor (later) a commit is reported as both.
 func parseSide(arg string) sideSpec {
 	if arg == "" {
 		return sideSpec{}
@@ -74,106 +61,129 @@ func (s sideSpec) label() string {
 	return s.arg
 }
 
-// Validate checks the configuration without running anything.
-func (cfg *CompareConfig) Validate() error {
+// compareSetup is a CompareConfig checked once.
+type compareSetup struct {
+	base, head sideSpec
+	measure    *measureSetup // nil for files
+}
+
+func (cfg *CompareConfig) setup() (*compareSetup, error) {
+	bad := func(err error) (*compareSetup, error) { return nil, &ConfigError{err} }
 	if cfg.Base == "" {
-		return errors.New("compare: name the base: a git ref, a results file or a results directory")
+		return bad(errors.New("compare: name the base: a git ref, a results file or a results directory"))
 	}
-	base, head := parseSide(cfg.Base), parseSide(cfg.Head)
-	if (base.file == "") != (head.file == "") {
-		return fmt.Errorf("compare %s with %s: compare two refs (or a ref with the working tree) or two results files, not one of each", base.label(), head.label())
-	}
-	if cfg.Count < 1 {
-		return fmt.Errorf("--count %d: must be ≥ 1", cfg.Count)
+	s := &compareSetup{base: parseSide(cfg.Base), head: parseSide(cfg.Head)}
+	if (s.base.file == "") != (s.head.file == "") {
+		return bad(fmt.Errorf("compare %s with %s: compare two refs (or a ref with the working tree) or two results files, not one of each", s.base.label(), s.head.label()))
 	}
 	if cfg.Confirm < 0 {
-		return fmt.Errorf("--confirm %d: must be ≥ 0", cfg.Confirm)
+		return bad(fmt.Errorf("--confirm %d: must be ≥ 0", cfg.Confirm))
 	}
-	if cfg.Alpha <= 0 || cfg.Alpha >= 1 {
-		return fmt.Errorf("--alpha %v: must be in (0, 1)", cfg.Alpha)
+	if err := cfg.Options.Validate(); err != nil {
+		return bad(err)
 	}
-	if _, err := Adjust(cfg.Correction, nil); err != nil {
-		return fmt.Errorf("--correction: %w", err)
+	if s.base.file == "" {
+		m, err := cfg.Measure.setup()
+		if err != nil {
+			return nil, err
+		}
+		s.measure = m
+	} else if cfg.Count < 1 {
+		return bad(fmt.Errorf("--count %d: must be ≥ 1", cfg.Count))
 	}
-	if base.file == "" {
-		run := RunConfig{Matrix: cfg.Matrix, ProfileFiles: cfg.ProfileFiles, Count: cfg.Count, Timeout: cfg.Timeout}
-		return run.Validate()
-	}
-	return nil
+	return s, nil
+}
+
+// sides are both sides' results, in memory.
+type sides struct {
+	base, head []*benchfmt.Result
+	units      benchfmt.UnitMetadataMap
 }
 
 // Compare measures or reads both sides, judges them and writes the comparison
-// directory. The verdict's error is ErrRegression when a regression stands.
-func Compare(ctx context.Context, cfg CompareConfig) (*Verdict, error) {
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	base, head := parseSide(cfg.Base), parseSide(cfg.Head)
-	src, err := InspectSource(ctx, cfg.Src)
+// directory: base.txt and head.txt, verdict.json, report.md, metrics.txt and the
+// plots. The error is ErrRegression when a regression stands.
+func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
+	s, err := cfg.setup()
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.Out
-	if dir == "" {
-		dir = filepath.Join(src.Dir, "compare", safeName(base.label())+".."+safeName(head.label()))
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("compare directory: %w", err)
-	}
-
-	var notes []string
-	var confirm func(cells []bench.Cell) (string, string, error)
-	if base.file != "" {
-		for name, s := range map[string]sideSpec{"base.txt": base, "head.txt": head} {
-			data, err := os.ReadFile(s.file)
-			if err != nil {
-				return nil, fmt.Errorf("compare: %w", err)
-			}
-			if err := WriteFileAtomic(filepath.Join(dir, name), data); err != nil {
+	var (
+		measured sides
+		traces   [2][]string
+		notes    []string
+		confirm  func(cells []contract.Cell) (sides, error)
+		dir      string
+	)
+	if s.measure == nil {
+		// Files: no checkout needed; the output goes beside the current directory.
+		if dir, err = compareDir(cfg, ".", s); err != nil {
+			return nil, err
+		}
+		if measured, err = readSides(s.base.file, s.head.file); err != nil {
+			return nil, err
+		}
+		for name, rs := range map[string][]*benchfmt.Result{"base.txt": measured.base, "head.txt": measured.head} {
+			if err := writeResults(filepath.Join(dir, name), rs, measured.units); err != nil {
 				return nil, err
 			}
 		}
 		if cfg.Confirm > 0 {
 			notes = append(notes, "results files cannot be re-run: regressions are not confirmed")
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, "command.txt"), []byte(quoteArgs(cfg.CommandLine)+"\n")); err != nil {
+	} else {
+		checkout, err := runner.InspectCheckout(ctx, cfg.Src)
+		if err != nil {
 			return nil, err
 		}
-	} else {
-		m, err := newMeasurement(ctx, cfg, src, dir, base, head)
-		if m != nil {
-			defer m.close()
+		if dir, err = compareDir(cfg, checkout.Dir, s); err != nil {
+			return nil, err
+		}
+		b, err := newBuilds(ctx, cfg, checkout, dir, s.base, s.head)
+		if b != nil {
+			defer b.close()
 		}
 		if err != nil {
 			return nil, err
 		}
-		if err := m.run(ctx, cfg.Matrix.Cells(), cfg.Count, "base.txt", "head.txt"); err != nil {
+		run := func(name string, cells []contract.Cell, count int) (sides, *runner.PassResult, error) {
+			pc := s.measure.passConfig(dir, name, cfg.Output)
+			for i := range b.sides {
+				if name == "" {
+					b.sides[i].File = b.sides[i].Label + ".txt"
+				} else {
+					b.sides[i].File = b.sides[i].Label + "-" + name + ".txt"
+				}
+			}
+			pass, err := runner.RunPass(ctx, pc, b.sides, runner.Plan(cells, count, 2))
+			if err == nil {
+				err = pass.Err(ctx, dir)
+			}
+			return sides{pass.Results[0], pass.Results[1], pass.Units}, pass, err
+		}
+		var pass *runner.PassResult
+		if measured, pass, err = run("", cfg.Matrix.Cells(), cfg.Count); err != nil {
 			return nil, err
 		}
-		confirm = func(cells []bench.Cell) (string, string, error) {
-			return "base-confirm.txt", "head-confirm.txt",
-				m.run(ctx, cells, cfg.Count*cfg.Confirm, "base-confirm.txt", "head-confirm.txt")
+		traces = [2][]string{pass.Traces[0], pass.Traces[1]}
+		confirm = func(cells []contract.Cell) (sides, error) {
+			again, _, err := run("confirm", cells, cfg.Count*cfg.Confirm)
+			return again, err
 		}
 	}
 
-	v, err := judgeFiles(dir, "base.txt", "head.txt", cfg)
+	v, g, err := judge.Compare(measured.base, measured.head, measured.units, cfg.Options)
 	if err != nil {
 		return nil, err
 	}
-	v.Base, v.Head = base.label(), head.label()
+	v.Base, v.Head = s.base.label(), s.head.label()
 	v.Notes = append(v.Notes, notes...)
 	if v.Regression && confirm != nil && cfg.Confirm > 0 {
-		if err := confirmRegressions(v, cfg, dir, confirm); err != nil {
+		if err := confirmRegressions(v, cfg, confirm); err != nil {
 			return v, err
 		}
 	}
-	if err := writeComparison(ctx, cfg, src, dir, v); err != nil {
+	if err := writeComparison(cfg, dir, v, g, traces); err != nil {
 		return v, err
 	}
 	if v.Regression {
@@ -182,236 +192,145 @@ func Compare(ctx context.Context, cfg CompareConfig) (*Verdict, error) {
 	return v, nil
 }
 
-// judgeFiles reads two results files of dir and judges head against base.
-func judgeFiles(dir, baseFile, headFile string, cfg CompareConfig) (*Verdict, error) {
-	results, units, err := readResultFiles(filepath.Join(dir, baseFile), filepath.Join(dir, headFile))
-	if err != nil {
-		return nil, err
+// compareDir makes the comparison directory, cfg.Out or compare/<base>..<head>
+// under root, with its command.txt.
+func compareDir(cfg CompareConfig, root string, s *compareSetup) (string, error) {
+	out := cfg.Out
+	if out == "" {
+		out = filepath.Join(root, "compare", files.SafeName(s.base.label())+".."+files.SafeName(s.head.label()))
 	}
-	g, err := NewGrid(GridConfig{Row: ".fullname", Col: ".file", Ignore: CompareIgnore}, results, units)
-	if err != nil {
-		return nil, err
-	}
-	if len(g.Tables) == 0 {
-		return nil, fmt.Errorf("compare: no benchmark results in %s and %s", baseFile, headFile)
-	}
-	return Judge(g, cfg.Thresholds, cfg.Correction, cfg.Alpha)
+	return newResultsDir(out, cfg.CommandLine)
 }
 
-// confirmRegressions re-runs the cells of suspected regressions and keeps a
-// regression only if the fresh samples, judged on their own, show it again.
-func confirmRegressions(v *Verdict, cfg CompareConfig, dir string, rerun func([]bench.Cell) (string, string, error)) error {
-	var cells []bench.Cell
-	seen := map[string]bool{}
-	for _, f := range v.Findings {
-		if f.Status != Regression || seen[f.Cell] {
-			continue
-		}
-		seen[f.Cell] = true
-		if c, ok := cellOfName(f.Cell); ok {
+// readSides reads the two results files the user named.
+func readSides(base, head string) (sides, error) {
+	var s sides
+	var err error
+	var headUnits benchfmt.UnitMetadataMap
+	if s.base, s.units, err = contract.ReadFiles(base); err != nil {
+		return s, fmt.Errorf("compare: %w", err)
+	}
+	if s.head, headUnits, err = contract.ReadFiles(head); err != nil {
+		return s, fmt.Errorf("compare: %w", err)
+	}
+	for k, u := range headUnits {
+		s.units[k] = u
+	}
+	return s, nil
+}
+
+func writeResults(name string, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) error {
+	data, err := contract.Encode(results, units)
+	if err != nil {
+		return err
+	}
+	return files.WriteAtomic(name, data)
+}
+
+// confirmRegressions re-runs the cells of suspected regressions in a pass of their
+// own and keeps a regression only if the fresh samples, judged on their own, show
+// it again.
+func confirmRegressions(v *judge.Verdict, cfg CompareConfig, rerun func([]contract.Cell) (sides, error)) error {
+	byLabel := map[string]contract.Cell{}
+	for _, c := range cfg.Matrix.Cells() {
+		byLabel[c.Name()] = c
+	}
+	var cells []contract.Cell
+	for _, name := range v.RegressedCells() {
+		if c, ok := byLabel[name]; ok {
 			cells = append(cells, c)
 		}
 	}
-	baseFile, headFile, err := rerun(cells)
+	again, err := rerun(cells)
 	if err != nil {
 		return err
 	}
-	again, err := judgeFiles(dir, baseFile, headFile, cfg)
+	av, _, err := judge.Compare(again.base, again.head, again.units, cfg.Options)
 	if err != nil {
 		return err
 	}
-	confirmed := map[[2]string]Finding{}
-	for _, f := range again.Findings {
-		confirmed[[2]string{f.Cell, f.Unit}] = f
-	}
-	v.Regressions = 0
-	for i := range v.Findings {
-		f := &v.Findings[i]
-		if f.Status != Regression {
-			continue
-		}
-		c, ok := confirmed[[2]string{f.Cell, f.Unit}]
-		if ok {
-			f.Confirm = &c.Head
-		}
-		if ok && c.Status == Regression {
-			v.Regressions++
-		} else {
-			f.Status = Unconfirmed
-		}
-	}
-	v.Regression = v.Regressions > 0
-	v.Notes = append(v.Notes, fmt.Sprintf("suspected regressions were re-run %d× on both sides (%s, %s) and kept only if seen again", cfg.Count*cfg.Confirm, baseFile, headFile))
+	judge.Confirm(v, av)
+	v.Notes = append(v.Notes, fmt.Sprintf("suspected regressions were re-run %d× on both sides (base-confirm.txt, head-confirm.txt) and kept only if seen again", cfg.Count*cfg.Confirm))
 	return nil
 }
 
-// cellOfName parses a grid row name "Backfill/profile=…/par=2-2".
-func cellOfName(name string) (bench.Cell, bool) {
-	r := &benchfmt.Result{Name: benchfmt.Name(name)}
-	return CellOf(r)
-}
-
-// readResultFiles reads results files; each result keeps its file name for .file.
-func readResultFiles(names ...string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
-	files := benchfmt.Files{Paths: names}
-	var results []*benchfmt.Result
-	for files.Scan() {
-		switch rec := files.Result().(type) {
-		case *benchfmt.Result:
-			results = append(results, rec.Clone())
-		case *benchfmt.SyntaxError:
-			return nil, nil, rec
-		}
-	}
-	if err := files.Err(); err != nil {
-		return nil, nil, err
-	}
-	return results, files.Units(), nil
-}
-
-// measurement builds both sides' bench binaries and runs cells on them, interleaved.
-type measurement struct {
-	x         *executor
-	sides     []*side
-	prog      func(total int) *progress
-	worktrees []func()
-}
-
-func newMeasurement(ctx context.Context, cfg CompareConfig, src Source, dir string, specs ...sideSpec) (*measurement, error) {
-	x, err := newExecutor(dir, cfg.ProfileFiles, cfg.Timeout, cfg.CommandLine)
-	if err != nil {
-		return nil, err
-	}
-	m := &measurement{x: x, prog: func(total int) *progress {
-		return newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, total)
-	}}
-	for i, spec := range specs {
-		label := []string{"base", "head"}[i]
-		s := &side{label: label, src: src, binary: filepath.Join(dir, label+".test")}
-		if spec.ref != "" {
-			wt, remove, err := addWorktree(ctx, src.Dir, spec.ref)
-			if err != nil {
-				return m, err
-			}
-			m.worktrees = append(m.worktrees, remove)
-			if s.src, err = InspectSource(ctx, wt); err != nil {
-				return m, err
-			}
-		}
-		cfg.Logger.Info("building the bench binary", "side", label, "ref", spec.label(), "commit", s.src.Short())
-		if err := BuildBench(ctx, s.src.Dir, s.binary); err != nil {
-			return m, &BuildError{Side: spec.label(), Err: err}
-		}
-		m.sides = append(m.sides, s)
-	}
-	return m, nil
-}
-
-// run measures the cells count times on each side, interleaved, into two files.
-func (m *measurement) run(ctx context.Context, cells []bench.Cell, count int, baseFile, headFile string) error {
-	m.sides[0].file, m.sides[1].file = baseFile, headFile
-	for _, s := range m.sides {
-		s.results, s.units = nil, nil
-	}
-	runs := Plan(cells, count, 2)
-	if err := m.x.execute(ctx, m.sides, runs, m.prog(len(runs))); err != nil {
+// writeComparison writes the table of every metric, verdict.json, the plots and
+// report.md, and prints the verdict's table.
+func writeComparison(cfg CompareConfig, dir string, v *judge.Verdict, g *judge.Grid, traces [2][]string) error {
+	var metrics bytes.Buffer
+	reproduce := fmt.Sprintf("go tool benchstat -ignore %s %s %s", contract.CompareIgnore, filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
+	if err := render.WriteMetrics(&metrics, g, reproduce); err != nil {
 		return err
 	}
-	return m.x.err(ctx, len(runs))
-}
-
-func (m *measurement) close() {
-	for _, s := range m.sides {
-		os.Remove(s.binary)
-	}
-	for _, remove := range m.worktrees {
-		remove()
-	}
-}
-
-// BuildError is a side that does not build: exit status 2, not a regression.
-type BuildError struct {
-	Side string
-	Err  error
-}
-
-func (e *BuildError) Error() string { return fmt.Sprintf("%s: %v", e.Side, e.Err) }
-func (e *BuildError) Unwrap() error { return e.Err }
-
-// addWorktree checks ref out in a temporary git worktree of the repository at repo.
-// The ref goes to git as an argument after --end-of-options, never through a shell.
-func addWorktree(ctx context.Context, repo, ref string) (dir string, remove func(), err error) {
-	commit, err := command(ctx, repo, "git", "rev-parse", "--verify", "--end-of-options", ref+"^{commit}")
-	if err != nil {
-		return "", nil, fmt.Errorf("%q is neither a results file nor a commit of %s: %w", ref, repo, err)
-	}
-	parent, err := os.MkdirTemp("", "backfill-bench-worktree-")
-	if err != nil {
-		return "", nil, err
-	}
-	dir = filepath.Join(parent, "src")
-	if _, err := command(ctx, repo, "git", "worktree", "add", "--detach", dir, commit); err != nil {
-		os.RemoveAll(parent)
-		return "", nil, err
-	}
-	return dir, func() {
-		command(context.Background(), repo, "git", "worktree", "remove", "--force", dir)
-		os.RemoveAll(parent)
-	}, nil
-}
-
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// safeName turns a ref or a path into a directory name.
-func safeName(s string) string {
-	s = strings.Trim(unsafeChars.ReplaceAllString(s, "-"), "-.")
-	if s == "" {
-		return "x"
-	}
-	return s
-}
-
-// writeComparison writes benchstat's own view, verdict.json and report.md, and
-// prints the table.
-func writeComparison(ctx context.Context, cfg CompareConfig, src Source, dir string, v *Verdict) error {
-	// benchstat is a tool of this module; a checkout without it falls back to the
-	// module of the current directory.
-	args := []string{"tool", "benchstat", "-ignore", CompareIgnore, filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt")}
-	out, err := command(ctx, src.Dir, "go", args...)
-	if err != nil {
-		out, err = command(ctx, "", "go", args...)
-	}
-	if err != nil {
-		out = "go tool benchstat failed: " + err.Error()
-		v.Notes = append(v.Notes, "go tool benchstat failed; see benchstat.txt")
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "benchstat.txt"), []byte(out+"\n")); err != nil {
+	var verdict bytes.Buffer
+	if err := render.WriteVerdictJSON(&verdict, v); err != nil {
 		return err
 	}
-	if err := writeVerdictJSON(dir, v); err != nil {
-		return err
+	for name, data := range map[string][]byte{"metrics.txt": metrics.Bytes(), "verdict.json": verdict.Bytes()} {
+		if err := files.WriteAtomic(filepath.Join(dir, name), data); err != nil {
+			return err
+		}
 	}
 	var plots []string
-	var table bytes.Buffer
+	var plotLines bytes.Buffer
 	if !cfg.NoPlots {
-		plots = drawPlots(&table, cfg.Logger, dir)
+		ps := render.PlotSet{Grid: g, ColNames: []string{judge.SideBase, judge.SideHead}, Title: "base vs head", Verdict: v}
+		for _, side := range traces {
+			ts, err := readTraces(side)
+			if err != nil {
+				cfg.logger().Warn("traces", "err", err)
+			}
+			ps.Traces = append(ps.Traces, ts)
+		}
+		plots = drawPlots(&plotLines, cfg.logger(), dir, ps)
 	}
 	var report bytes.Buffer
-	WriteReport(&report, v, cfg.CommandLine, InspectMachine(), plots)
-	if err := WriteFileAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
+	render.WriteReport(&report, v, runner.QuoteArgs(cfg.CommandLine), runner.InspectMachine().Describe(), plots)
+	if err := files.WriteAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
 		return err
 	}
 	var printed bytes.Buffer
-	WriteVerdictTable(&printed, v)
-	fmt.Fprintf(&printed, "\ncomparison: %s\n%s", dir, table.String())
-	_, err = cfg.Stdout.Write(printed.Bytes())
+	render.WriteVerdictTable(&printed, v)
+	fmt.Fprintf(&printed, "\ncomparison: %s\n%s", dir, plotLines.String())
+	_, err := cfg.Stdout.Write(printed.Bytes())
 	return err
 }
 
-func writeVerdictJSON(dir string, v *Verdict) error {
-	js, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
+// builds are both sides' bench binaries, built in worktrees for refs.
+type builds struct {
+	sides     []runner.Side
+	worktrees []func()
+}
+
+func newBuilds(ctx context.Context, cfg CompareConfig, checkout runner.Checkout, dir string, specs ...sideSpec) (*builds, error) {
+	b := &builds{}
+	for i, spec := range specs {
+		label := []string{judge.SideBase, judge.SideHead}[i]
+		s := runner.Side{Label: label, Checkout: checkout, Binary: filepath.Join(dir, label+".test")}
+		if spec.ref != "" {
+			wt, remove, err := runner.AddWorktree(ctx, checkout.Dir, spec.ref)
+			if err != nil {
+				return b, err
+			}
+			b.worktrees = append(b.worktrees, remove)
+			if s.Checkout, err = runner.InspectCheckout(ctx, wt); err != nil {
+				return b, err
+			}
+		}
+		cfg.logger().Info("building the bench binary", "side", label, "ref", spec.label(), "commit", s.Checkout.Short())
+		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary); err != nil {
+			return b, &runner.BuildError{Side: spec.label(), Err: err}
+		}
+		b.sides = append(b.sides, s)
 	}
-	return WriteFileAtomic(filepath.Join(dir, "verdict.json"), append(js, '\n'))
+	return b, nil
+}
+
+func (b *builds) close() {
+	for _, s := range b.sides {
+		os.Remove(s.Binary)
+	}
+	for _, remove := range b.worktrees {
+		remove()
+	}
 }

@@ -1,19 +1,23 @@
 package harness
 
 import (
-	"bytes"
 	"encoding/xml"
-	"flag"
+	"errors"
 	"fmt"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// compareFixture holds two results files of one machine, the head 10 % slower in
+// one cell.
+var compareFixture = filepath.Join("judge", "testdata", "compare")
 
 // copyDir copies a fixture directory tree into a temporary one.
 func copyDir(t *testing.T, src string) string {
@@ -82,18 +86,10 @@ func TestPlotRunDir(t *testing.T) {
 
 func TestPlotCompareDir(t *testing.T) {
 	dir := t.TempDir()
-	for _, f := range []string{"base.txt", "head.txt"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "compare", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		os.WriteFile(filepath.Join(dir, f), data, 0o644)
-	}
-	v, err := judgeFiles(dir, "base.txt", "head.txt", CompareConfig{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := writeVerdictJSON(dir, v); err != nil {
+	cfg := CompareConfig{Base: filepath.Join(compareFixture, "base.txt"), Head: filepath.Join(compareFixture, "head.txt"), Out: dir,
+		Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Output: Output{Stdout: io.Discard}, NoPlots: true}
+	cfg.Count = 1
+	if _, err := Compare(t.Context(), cfg); !errors.Is(err, ErrRegression) {
 		t.Fatal(err)
 	}
 	made, skipped, err := PlotDir(dir)
@@ -160,43 +156,6 @@ func TestPlotDegenerate(t *testing.T) {
 	}
 }
 
-func TestReportGolden(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"base.txt", "head.txt"} {
-		data, _ := os.ReadFile(filepath.Join("testdata", "compare", f))
-		os.WriteFile(filepath.Join(dir, f), data, 0o644)
-	}
-	v, err := judgeFiles(dir, "base.txt", "head.txt", CompareConfig{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v.Base, v.Head = "main", "working-tree"
-	var buf bytes.Buffer
-	m := Machine{CPU: "Fixture CPU", Cores: 2, OS: "linux/amd64", Fingerprint: "0123456789ab"}
-	WriteReport(&buf, v, []string{"benchrun", "compare", "main"}, m, []string{"deltas", "variants"})
-	golden := filepath.Join("testdata", "report.golden.md")
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("report.md differs from %s:\n%s", golden, buf.String())
-	}
-	// A matrix of a thousand judged pairs still fits in a GitHub comment.
-	big := *v
-	for len(big.Findings) < 1000 {
-		big.Findings = append(big.Findings, v.Findings...)
-	}
-	buf.Reset()
-	WriteReport(&buf, &big, []string{"benchrun", "compare", "main"}, m, nil)
-	if n := len([]rune(buf.String())); n > 60000 || !strings.Contains(buf.String(), "more rows in verdict.json") {
-		t.Errorf("report of %d findings is %d characters; want < 60000 and a pointer to verdict.json", len(big.Findings), n)
-	}
-}
-
 func TestPlotTrends(t *testing.T) {
 	fixture, err := os.ReadFile(filepath.Join("testdata", "plots", "run", "results.txt"))
 	if err != nil {
@@ -226,27 +185,5 @@ func TestPlotTrends(t *testing.T) {
 	}
 	if _, err := PlotTrendFiles(nil, out); err == nil {
 		t.Error("no files: no error")
-	}
-}
-
-func TestSummaryGolden(t *testing.T) {
-	results, units, err := readResultFiles(filepath.Join("testdata", "plots", "run", "results.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteSummary(&buf, results, units); err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "summary.golden.txt")
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("summary differs from %s:\n%s", golden, buf.String())
 	}
 }

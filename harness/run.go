@@ -1,3 +1,5 @@
+// Package harness runs benchrun's commands: each command's flow from its config,
+// through runner, judge, render and history, to its outputs.
 package harness
 
 import (
@@ -14,33 +16,109 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/internal/files"
 )
+
+// ConfigError is a configuration the user has to fix on the command line.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Output says where a command talks: results and tables on Stdout, progress and logs
+// on Progress.
+type Output struct {
+	Stdout   io.Writer
+	Progress io.Writer // progress bar or log lines; nil: none
+	Terminal bool      // Progress is a terminal: draw a bar
+	Logger   *slog.Logger
+}
+
+func (o Output) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// Measure is what to run: the matrix, on which profiles, built from where.
+type Measure struct {
+	Matrix       contract.Matrix
+	ProfileFiles []string
+	Count        int           // rounds: every cell runs once per round (on each side)
+	Src          string        // a directory in the module checkout to build and attribute
+	Timeout      time.Duration // per run (default 10m)
+}
+
+// measureSetup is a Measure checked once, with its profiles loaded.
+type measureSetup struct {
+	Measure
+	profiles     *profile.Set
+	profileFiles []string // absolute
+}
+
+// setup checks the measure and loads its profiles; errors are ConfigErrors.
+func (m Measure) setup() (*measureSetup, error) {
+	bad := func(err error) (*measureSetup, error) { return nil, &ConfigError{err} }
+	if m.Count < 1 {
+		return bad(fmt.Errorf("--count %d: must be ≥ 1", m.Count))
+	}
+	if m.Timeout < 0 {
+		return bad(fmt.Errorf("--timeout %v: must be > 0", m.Timeout))
+	}
+	if m.Timeout == 0 {
+		m.Timeout = 10 * time.Minute
+	}
+	profiles, err := profile.NewSet(m.ProfileFiles)
+	if err != nil {
+		return bad(fmt.Errorf("--profile-file: %w", err))
+	}
+	for _, name := range m.Matrix.Profiles {
+		if _, err := profiles.Get(name); err != nil {
+			return bad(fmt.Errorf("--profile: %w", err))
+		}
+	}
+	if len(m.Matrix.Cells()) == 0 {
+		return bad(errors.New("the matrix is empty: every dimension needs a value"))
+	}
+	s := &measureSetup{Measure: m, profiles: profiles}
+	for _, f := range m.ProfileFiles {
+		a, err := filepath.Abs(f)
+		if err != nil {
+			return bad(err)
+		}
+		s.profileFiles = append(s.profileFiles, a)
+	}
+	return s, nil
+}
+
+// passConfig is the runner's configuration of one pass of this measure in dir.
+func (s *measureSetup) passConfig(dir, name string, o Output) runner.PassConfig {
+	return runner.PassConfig{Dir: dir, Name: name, Profiles: s.profiles, ProfileFiles: s.profileFiles, Timeout: s.Timeout,
+		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger()}
+}
 
 // RunConfig configures `benchrun run`.
 type RunConfig struct {
-	Matrix       bench.Matrix
-	ProfileFiles []string
-	Count        int           // rounds: every cell runs once per round
-	Src          string        // a directory in the module checkout to build and attribute
-	Out          string        // results directory; "": <module>/results/runs/<UTC time>-<commit>
-	Timeout      time.Duration // per run (default 10m)
-	DryRun       bool          // print the plan only
-	NoPlots      bool          // skip drawing plots
-	Shard        Shard         // run only this part of the matrix (zero: all)
-	Binary       string        // a built bench binary to use instead of building one
-	CommandLine  []string      // recorded in command.txt
-	Stdout       io.Writer     // plan and summary
-	Progress     io.Writer     // progress bar or log lines; nil: none
-	Terminal     bool          // Progress is a terminal: draw a bar
-	Logger       *slog.Logger
+	Measure
+	Output
+	Out         string       // results directory; "": <module>/results/runs/<UTC time>-<commit>
+	DryRun      bool         // print the plan only
+	NoPlots     bool         // skip drawing plots
+	Shard       runner.Shard // run only this part of the matrix (zero: all)
+	Binary      string       // a built bench binary to use instead of building one
+	CommandLine []string     // recorded in command.txt
 }
 
 // QuickMatrix is the default suite: two workloads, persistence off and on, on the
 // in-memory profile; six rounds of it take about a minute on two cores.
-func QuickMatrix() bench.Matrix {
-	return bench.Matrix{
+func QuickMatrix() contract.Matrix {
+	return contract.Matrix{
 		Profiles: []string{"mem"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
 		Persist: []bool{false, true}, Scans: []string{"merged"},
 		Barriers: []time.Duration{100 * time.Millisecond}, Pars: []int{2},
@@ -51,122 +129,157 @@ func QuickMatrix() bench.Matrix {
 // 95 % confidence interval of a median.
 const QuickCount = 6
 
-// Run is one process of a bench binary: one job of one cell.
-type Run struct {
-	Index int // 1-based, in execution order
-	Round int // 1-based
-	Cell  bench.Cell
-	Side  int // which build runs it: 0 in a plain run; 0 base, 1 head in a compare
-}
-
-// Plan orders count rounds, each running every cell once on each of the sides in
-// turn, so that drift of the machine over time spreads over all cells and sides
-// alike: A B A B …, not A A … B B ….
-func Plan(cells []bench.Cell, count, sides int) []Run {
-	var runs []Run
-	for r := 1; r <= count; r++ {
-		for _, c := range cells {
-			for s := range sides {
-				runs = append(runs, Run{Index: len(runs) + 1, Round: r, Cell: c, Side: s})
-			}
-		}
-	}
-	return runs
-}
-
-// Failure is a run that did not produce a verified result.
-type Failure struct {
-	Run    Run
-	Side   string // "base" or "head" in a compare
-	Reason string // "exit status 2", "timeout after 10m", "no result for the cell"
-	Tail   string // the end of its output
-}
-
 // RunReport is what a run of the matrix left.
 type RunReport struct {
-	Dir      string
-	Results  []*benchfmt.Result
-	Units    benchfmt.UnitMetadataMap
-	Failures []Failure
-	Done     int // runs finished, failed or not
-	Planned  int
+	Dir     string
+	Results []*benchfmt.Result
+	Units   benchfmt.UnitMetadataMap
+	Pass    *runner.PassResult
 }
 
-// RunMatrix runs every cell Count times, interleaved, each job in its own process of
-// the bench binary, and writes the results directory. Failed runs are recorded and
-// the rest go on; the error at the end says how many failed. A cancelled ctx stops
-// the current run and keeps everything finished.
-func RunMatrix(ctx context.Context, cfg RunConfig) (*RunReport, error) {
-	if err := cfg.Validate(); err != nil {
+// Run runs every cell Count times, interleaved, each job in its own process of the
+// bench binary, and writes the results directory: results.txt, traces, the summary
+// and the plots. Failed runs are recorded and the rest go on; the error at the end
+// says how many failed. A cancelled ctx stops the current run and keeps everything
+// finished.
+func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
+	s, err := cfg.Measure.setup()
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Minute
+	if cfg.Shard.Count > 0 && (cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Count) {
+		return nil, &ConfigError{fmt.Errorf("--shard %d/%d: want 1 ≤ i ≤ n", cfg.Shard.Index, cfg.Shard.Count)}
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	profiles, _ := profile.NewSet(cfg.ProfileFiles)
 	cells := cfg.Matrix.Cells()
 	if cfg.Shard.Count > 1 {
-		cells = ShardCells(cells, profiles, cfg.Shard)
+		cells = runner.ShardCells(cells, s.profiles, cfg.Shard)
 	}
-	runs := Plan(cells, cfg.Count, 1)
+	trials := runner.Plan(cells, cfg.Count, 1)
 	if cfg.DryRun {
-		var used []profile.Profile
-		for _, name := range cfg.Matrix.Profiles {
-			p, _ := profiles.Get(name)
-			used = append(used, p)
-		}
-		return nil, writePlan(cfg.Stdout, used, profiles, cells, runs, cfg.Shard)
+		return nil, runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard)
 	}
+	log := cfg.logger()
 	if len(cells) == 0 {
-		cfg.Logger.Info("this shard has no cells", "shard", fmt.Sprintf("%d/%d", cfg.Shard.Index, cfg.Shard.Count))
+		log.Info("this shard has no cells", "shard", fmt.Sprintf("%d/%d", cfg.Shard.Index, cfg.Shard.Count))
 		return &RunReport{}, nil
 	}
 
-	src, err := InspectSource(ctx, cfg.Src)
+	checkout, err := runner.InspectCheckout(ctx, cfg.Src)
 	if err != nil {
 		return nil, err
 	}
 	dir := cfg.Out
 	if dir == "" {
-		dir = filepath.Join(src.Dir, "results", "runs", time.Now().UTC().Format("20060102T150405Z")+"-"+src.Short())
+		dir = filepath.Join(checkout.Dir, "results", "runs", time.Now().UTC().Format("20060102T150405Z")+"-"+checkout.Short())
 	}
-	x, err := newExecutor(dir, cfg.ProfileFiles, cfg.Timeout, cfg.CommandLine)
-	if err != nil {
+	if dir, err = newResultsDir(dir, cfg.CommandLine); err != nil {
 		return nil, err
 	}
-	s := &side{src: src, binary: cfg.Binary, file: "results.txt"}
-	if s.binary == "" {
-		s.binary = filepath.Join(x.dir, "bench.test")
-		cfg.Logger.Info("building the bench binary", "src", src.Dir, "commit", src.Short())
-		if err := BuildBench(ctx, src.Dir, s.binary); err != nil {
+	side := runner.Side{Checkout: checkout, Binary: cfg.Binary, File: "results.txt"}
+	if side.Binary == "" {
+		side.Binary = filepath.Join(dir, "bench.test")
+		log.Info("building the bench binary", "src", checkout.Dir, "commit", checkout.Short())
+		if err := runner.BuildBench(ctx, checkout.Dir, side.Binary); err != nil {
 			return nil, err
 		}
-		defer os.Remove(s.binary)
+		defer os.Remove(side.Binary)
 	}
-	prog := newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, len(runs))
-	err = x.execute(ctx, []*side{s}, runs, prog)
-	rep := &RunReport{Dir: x.dir, Results: s.ordered(runs), Units: s.units, Failures: x.failures, Done: x.done, Planned: len(runs)}
+	pass, err := runner.RunPass(ctx, s.passConfig(dir, "", cfg.Output), []runner.Side{side}, trials)
+	rep := &RunReport{Dir: dir, Results: pass.Results[0], Units: pass.Units, Pass: pass}
 	if err != nil {
 		return rep, err
 	}
 	if len(rep.Results) > 0 {
-		if err := writeSummary(cfg.Stdout, x.dir, rep); err != nil {
+		if err := summarize(cfg, rep); err != nil {
 			return rep, err
 		}
-		if !cfg.NoPlots {
-			drawPlots(cfg.Stdout, cfg.Logger, x.dir)
-		}
 	}
-	return rep, x.err(ctx, len(runs))
+	return rep, pass.Err(ctx, dir)
 }
 
-// drawPlots draws the directory's plots and says where they are; a plot that
-// cannot be drawn is a warning, not a failure of the run.
-func drawPlots(w io.Writer, log *slog.Logger, dir string) []string {
-	made, skipped, err := PlotDir(dir)
+// newResultsDir makes an output directory, absolute (bench binaries run in it and
+// get paths in it), with its traces folder and command.txt.
+func newResultsDir(dir string, commandLine []string) (string, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		return "", fmt.Errorf("results directory: %w", err)
+	}
+	return dir, files.WriteAtomic(filepath.Join(dir, "command.txt"), []byte(runner.QuoteArgs(commandLine)+"\n"))
+}
+
+// summarize prints the run's summary, keeps it as summary.txt, and draws the plots.
+func summarize(cfg RunConfig, rep *RunReport) error {
+	g, err := render.SummaryGrid(rep.Results, rep.Units)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := render.WriteSummary(&buf, g); err != nil {
+		return err
+	}
+	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", rep.Dir, filepath.Join(rep.Dir, "results.txt"))
+	if err := files.WriteAtomic(filepath.Join(rep.Dir, "summary.txt"), buf.Bytes()); err != nil {
+		return err
+	}
+	if _, err := cfg.Stdout.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if !cfg.NoPlots {
+		traces, err := readTraces(rep.Pass.Traces[0])
+		if err != nil {
+			cfg.logger().Warn("traces", "err", err)
+		}
+		drawPlots(cfg.Stdout, cfg.logger(), rep.Dir, runPlotSet(g, traces))
+	}
+	return nil
+}
+
+// runPlotSet is the plot set of a run: persist off and on as the variants.
+func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
+	ps := render.PlotSet{Grid: g, Title: "persist off vs on"}
+	if len(g.Tables) > 0 {
+		for _, c := range g.Tables[0].Cols {
+			ps.ColNames = append(ps.ColNames, "persist="+c.StringValues())
+		}
+	}
+	ps.Traces = make([][]contract.Trace, len(ps.ColNames))
+	for _, t := range traces {
+		c, err := contract.ParseName(t.Cell)
+		if err != nil {
+			continue
+		}
+		for i, n := range ps.ColNames {
+			if n == "persist="+contract.OnOff(c.Persist) {
+				ps.Traces[i] = append(ps.Traces[i], t)
+			}
+		}
+	}
+	return ps
+}
+
+// readTraces reads the trace files the bench binaries wrote.
+func readTraces(paths []string) ([]contract.Trace, error) {
+	var out []contract.Trace
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		ts, err := contract.ReadTraceFile(p)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ts...)
+	}
+	return out, nil
+}
+
+// drawPlots draws the plots and says where they are; a plot that cannot be drawn
+// is a warning, not a failure.
+func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []string {
+	made, skipped, err := render.Plots(dir, ps)
 	if err != nil {
 		log.Warn("no plots", "err", err)
 		return nil
@@ -178,45 +291,4 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string) []string {
 		fmt.Fprintf(w, "plots: %s/{%s}.{png,svg}\n", filepath.Join(dir, "plots"), strings.Join(made, ","))
 	}
 	return made
-}
-
-// writeSummary prints the summary and keeps it as summary.txt.
-func writeSummary(w io.Writer, dir string, rep *RunReport) error {
-	var buf bytes.Buffer
-	if err := WriteSummary(&buf, rep.Results, rep.Units); err != nil {
-		return err
-	}
-	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", dir, filepath.Join(dir, "results.txt"))
-	if err := WriteFileAtomic(filepath.Join(dir, "summary.txt"), buf.Bytes()); err != nil {
-		return err
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
-}
-
-// Validate checks the configuration without running anything: every error it
-// returns is the user's to fix on the command line.
-func (cfg RunConfig) Validate() error {
-	if cfg.Count < 1 {
-		return fmt.Errorf("--count %d: must be ≥ 1", cfg.Count)
-	}
-	if cfg.Timeout < 0 {
-		return fmt.Errorf("--timeout %v: must be > 0", cfg.Timeout)
-	}
-	profiles, err := profile.NewSet(cfg.ProfileFiles)
-	if err != nil {
-		return fmt.Errorf("--profile-file: %w", err)
-	}
-	for _, name := range cfg.Matrix.Profiles {
-		if _, err := profiles.Get(name); err != nil {
-			return fmt.Errorf("--profile: %w", err)
-		}
-	}
-	if len(cfg.Matrix.Cells()) == 0 {
-		return errors.New("the matrix is empty: every dimension needs a value")
-	}
-	if cfg.Shard.Count > 0 && (cfg.Shard.Index < 1 || cfg.Shard.Index > cfg.Shard.Count) {
-		return fmt.Errorf("--shard %d/%d: want 1 ≤ i ≤ n", cfg.Shard.Index, cfg.Shard.Count)
-	}
-	return nil
 }

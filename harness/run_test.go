@@ -8,13 +8,16 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/runner"
 )
 
 // The test binary doubles as a fake bench binary when this variable is set; the
@@ -39,24 +42,17 @@ const (
 
 func fakeBench(args []string) int {
 	fs := flag.NewFlagSet("fake", flag.ContinueOnError)
-	dims := map[string]*string{}
-	for _, d := range bench.Dimensions {
-		dims[d] = fs.String(d, "", "")
+	for _, name := range contract.TestingFlags {
+		fs.String(name, "", "")
 	}
-	fs.String("test.run", "", "")
-	fs.String("test.bench", "", "")
-	fs.String("test.benchtime", "", "")
-	fs.String("test.count", "", "")
-	trace := fs.String("trace", "", "")
+	flags := contract.Register(fs, contract.Matrix{})
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	var m bench.Matrix
-	for _, d := range bench.Dimensions {
-		if err := m.Set(d, *dims[d]); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 2
-		}
+	m, err := flags.Matrix()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	cell := m.Cells()[0]
 	fmt.Println("Unit rows/s better=higher\ngoos: linux\ngoarch: amd64\npkg: fake\ncpu: fake")
@@ -78,7 +74,7 @@ func fakeBench(args []string) int {
 		rowsPerSec = 900
 	}
 	fmt.Printf("BenchmarkBackfill/%s-2 \t1\t%d ns/op\t%g rows/s\nPASS\n", cell.Name(), 1000000, rowsPerSec)
-	if err := bench.AppendTrace(*trace, bench.Trace{Cell: cell.Name()}); err != nil {
+	if err := contract.AppendTrace(*flags.Trace, contract.Trace{Cell: cell.Name()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -98,8 +94,10 @@ func fakeConfig(t *testing.T, rows string, count int) RunConfig {
 		t.Fatal(err)
 	}
 	return RunConfig{
-		Matrix: m, Count: count, Src: ".", Out: t.TempDir(), Binary: exe, Timeout: 5 * time.Second,
-		CommandLine: []string{"benchrun", "run", "--rows", rows}, Stdout: &bytes.Buffer{},
+		Measure: Measure{Matrix: m, Count: count, Src: ".", Timeout: 5 * time.Second},
+		Output:  Output{Stdout: &bytes.Buffer{}},
+		Out:     t.TempDir(), Binary: exe,
+		CommandLine: []string{"benchrun", "run", "--rows", rows},
 	}
 }
 
@@ -138,15 +136,15 @@ func TestRunRecordsFailedCellsAndGoesOn(t *testing.T) {
 			if tc.rows == rowsHang {
 				cfg.Timeout = 300 * time.Millisecond
 			}
-			rep, err := RunMatrix(context.Background(), cfg)
+			rep, err := Run(context.Background(), cfg)
 			if err == nil || !strings.Contains(err.Error(), "4 of 8 runs failed") {
 				t.Fatalf("err = %v, want 4 of 8 runs failed", err)
 			}
-			if rep.Done != 8 || len(rep.Failures) != 4 {
-				t.Fatalf("done %d, failures %d; want 8 and 4", rep.Done, len(rep.Failures))
+			if rep.Pass.Done != 8 || len(rep.Pass.Failures) != 4 {
+				t.Fatalf("done %d, failures %d; want 8 and 4", rep.Pass.Done, len(rep.Pass.Failures))
 			}
-			for _, f := range rep.Failures {
-				if f.Run.Cell.Rows != int64(tc.rows) || !strings.Contains(f.Reason, tc.reason) {
+			for _, f := range rep.Pass.Failures {
+				if f.Trial.Cell.Rows != int64(tc.rows) || !strings.Contains(f.Reason, tc.reason) {
 					t.Errorf("failure %+v: want rows=%d and reason %q", f, tc.rows, tc.reason)
 				}
 			}
@@ -155,7 +153,7 @@ func TestRunRecordsFailedCellsAndGoesOn(t *testing.T) {
 				t.Fatalf("results.txt has %d results, want the 4 of the good cell", len(results))
 			}
 			for _, r := range results {
-				if c, _ := CellOf(r); c.Rows != rowsOK {
+				if c, _ := contract.CellOf(r); c.Rows != rowsOK {
 					t.Errorf("result of %s, want only rows=%d", r.Name, rowsOK)
 				}
 				if v, _ := r.ConfigIndex("machine"); v < 0 {
@@ -182,13 +180,13 @@ func TestRunInterleavesAndSummarizes(t *testing.T) {
 	cfg := fakeConfig(t, "1", 4)
 	cfg.Progress = &bytes.Buffer{}
 	cfg.Terminal = true
-	rep, err := RunMatrix(context.Background(), cfg)
+	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The run order was off, on, off, on, …: check it in the trace files' times.
 	var order []bool
-	for _, r := range Plan(cfg.Matrix.Cells(), cfg.Count, 1) {
+	for _, r := range runner.Plan(cfg.Matrix.Cells(), cfg.Count, 1) {
 		order = append(order, r.Cell.Persist)
 	}
 	if fmt.Sprint(order) != "[false true false true false true false true]" {
@@ -230,15 +228,15 @@ func TestRunInterruptKeepsFinishedResults(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(2*time.Second, cancel)
 	start := time.Now()
-	rep, err := RunMatrix(ctx, cfg)
+	rep, err := Run(ctx, cfg)
 	if err == nil || !strings.Contains(err.Error(), "interrupted after 2 of 4 runs") {
 		t.Fatalf("err = %v, want interrupted after 2 of 4 runs", err)
 	}
 	if time.Since(start) > 30*time.Second {
 		t.Errorf("stopping took %v", time.Since(start))
 	}
-	if len(rep.Failures) != 0 {
-		t.Errorf("an interrupted run is not a failure: %+v", rep.Failures)
+	if len(rep.Pass.Failures) != 0 {
+		t.Errorf("an interrupted run is not a failure: %+v", rep.Pass.Failures)
 	}
 	if results := readResults(t, cfg.Out); len(results) != 2 {
 		t.Errorf("results.txt holds %d results, want the 2 finished", len(results))
@@ -249,11 +247,54 @@ func TestDryRunValidates(t *testing.T) {
 	cfg := fakeConfig(t, "1", 1)
 	cfg.DryRun = true
 	cfg.Matrix.Profiles = []string{"mem", "nosuch"}
-	if _, err := RunMatrix(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `unknown profile "nosuch"`) {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), `unknown profile "nosuch"`) {
 		t.Errorf("err = %v", err)
 	}
 	cfg.Count = 0
-	if _, err := RunMatrix(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--count") {
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--count") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestMergeShardsEqualsUnsharded runs the fake matrix whole and in three shards and
+// checks the merged shard files hold the same results.
+func TestMergeShardsEqualsUnsharded(t *testing.T) {
+	lines := func(data []byte) []string {
+		var out []string
+		for _, l := range strings.Split(string(data), "\n") {
+			if strings.HasPrefix(l, "Benchmark") {
+				out = append(out, l)
+			}
+		}
+		sort.Strings(out)
+		return out
+	}
+	whole := fakeConfig(t, "1,6,7", 2)
+	whole.Matrix.Workloads = []string{"narrow", "bid"}
+	if _, err := Run(context.Background(), whole); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(whole.Out, "results.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for i := 1; i <= 3; i++ {
+		cfg := whole
+		cfg.Out, cfg.Shard = t.TempDir(), runner.Shard{Index: i, Count: 3}
+		if _, err := Run(context.Background(), cfg); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.Join(cfg.Out, "results.txt"))
+	}
+	merged, err := MergeResults(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lines(merged), lines(want); !slices.Equal(got, want) {
+		t.Errorf("merged shards:\n%s\nunsharded:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(string(merged), "Unit rows/s better=higher") || !strings.Contains(string(merged), "machine: ") {
+		t.Errorf("merged file lost its unit or config lines:\n%s", merged)
 	}
 }

@@ -77,6 +77,13 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
+// Canonical is the canonical form of a workload spec, the one cell names carry:
+// "narrow+sequential+default" is "narrow".
+func Canonical(spec string) (string, error) {
+	sp, err := ParseSpec(spec)
+	return sp.String(), err
+}
+
 func (s Spec) String() string {
 	out := s.Table
 	if s.Keys != "" && s.Keys != "sequential" {

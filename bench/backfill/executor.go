@@ -15,7 +15,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
 
-// Scan is a scan strategy (DESIGN §2.3).
+// Scan is a scan strategy (merged and per-vnode).
 type Scan int
 
 const (

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -25,6 +24,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -61,7 +61,7 @@ type Config struct {
 	SettleWait   time.Duration // bound on the untimed wait for compactions (default 5s)
 }
 
-// Default returns the engine's defaults (DESIGN §2.7) with the narrow workload.
+// Default returns the engine's defaults (the original engine's) with the narrow workload.
 func Default() Config {
 	return Config{
 		Workload:            "narrow",
@@ -198,18 +198,15 @@ func (r *Result) Rows() int64 { return r.SnapshotRows + r.UpstreamRows }
 // RowsPerSec is the job's throughput.
 func (r *Result) RowsPerSec() float64 { return float64(r.Rows()) / r.Wall.Seconds() }
 
-// BarrierLatency returns the q-quantile (0..1) of barrier latency, nearest rank.
+// BarrierLatency returns the q-quantile (0..1) of barrier latency, by the
+// contract's rule (nearest rank).
 func (r *Result) BarrierLatency(q float64) time.Duration {
-	if len(r.Epochs) == 0 {
-		return 0
-	}
-	l := make([]time.Duration, len(r.Epochs))
+	ns := make([]float64, len(r.Epochs))
 	for i, e := range r.Epochs {
-		l[i] = e.Latency
+		ns[i] = float64(e.Latency)
 	}
-	sort.Slice(l, func(i, j int) bool { return l[i] < l[j] })
-	i := int(q*float64(len(l))+0.999999) - 1
-	return l[min(max(i, 0), len(l)-1)]
+	slices.Sort(ns)
+	return time.Duration(contract.Quantile(ns, q))
 }
 
 // WriteAmp is physical bytes written ÷ logical bytes committed.

@@ -13,16 +13,11 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/backfill-bench/backfill-bench/bench/meterfs"
-	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 )
 
 // Filesystems a profile can run on.
@@ -263,37 +258,39 @@ func FormatBytes(n int64) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-// Apply points a job's configuration at a fresh instance of the profile: a new
-// filesystem (a new directory for disk), a new throttle, its cache and memtable, and
-// its GOMAXPROCS. The returned cleanup removes the directory and restores GOMAXPROCS;
-// call it after the job is closed.
-func (p Profile) Apply(cfg *pipeline.Config) (cleanup func(), err error) {
-	var dir string
-	switch p.FS {
-	case FSMem:
-		cfg.FS, cfg.Dir = vfs.NewMem(), "/db"
-	case FSDisk:
-		dir, err = os.MkdirTemp(p.Dir, "backfill-bench-")
-		if err != nil {
-			return nil, fmt.Errorf("profile %s: job directory: %w", p.Name, err)
-		}
-		cfg.FS, cfg.Dir = vfs.Default, dir
-	default:
-		return nil, fmt.Errorf("profile %s: unknown fs %q", p.Name, p.FS)
-	}
-	cfg.CacheSize, cfg.MemTableSize = p.BlockCache, uint64(p.MemTable)
-	cfg.Throttle = nil
-	if p.Simulated() {
-		cfg.Throttle = meterfs.NewThrottle(p.WriteBandwidth, 0, p.SyncLatency, nil)
-	}
-	procs := runtime.GOMAXPROCS(0)
+// CPUsString renders the CPU count the profile runs with: a number, or "all".
+func (p Profile) CPUsString() string {
 	if p.CPUs > 0 {
-		runtime.GOMAXPROCS(p.CPUs)
+		return strconv.Itoa(p.CPUs)
 	}
-	return func() {
-		runtime.GOMAXPROCS(procs)
-		if dir != "" {
-			os.RemoveAll(dir)
-		}
-	}, nil
+	return "all"
+}
+
+// Describe lists the profile's knobs on one line, tab-separated.
+func (p Profile) Describe() string {
+	s := fmt.Sprintf("v%d\t%s\tcache %s\tmemtable %s\tcpus %s", p.Version, p.Disk(),
+		FormatBytes(p.BlockCache), FormatBytes(p.MemTable), p.CPUsString())
+	if p.Dir != "" {
+		s += "\tdir " + p.Dir
+	}
+	return s
+}
+
+// WriteList writes every profile of the set with every knob and its description.
+func (s *Set) WriteList(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tDISK\tCACHE\tMEMTABLE\tCPUS\tNIGHTLY\tSOURCE")
+	for _, p := range s.All() {
+		fmt.Fprintf(tw, "%s\tv%d\t%s\t%s\t%s\t%s\t%v\t%s\n", p.Name, p.Version, p.Disk(),
+			FormatBytes(p.BlockCache), FormatBytes(p.MemTable), p.CPUsString(), p.Nightly, p.Source)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, p := range s.All() {
+		fmt.Fprintf(w, "%s: %s\n", p.Name, p.Description)
+	}
+	fmt.Fprintln(w, "\nA profile of your own is a JSON file with these fields (see bench/profile/profiles/);\npass it with --profile-file FILE and name it in --profile.")
+	return nil
 }

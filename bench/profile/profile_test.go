@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 )
 
 func TestParse(t *testing.T) {
@@ -107,28 +105,5 @@ func TestSetFiles(t *testing.T) {
 	clash := write("clash.json", `{"name":"gp3","version":1,"fs":"mem"}`)
 	if _, err := NewSet([]string{clash}); err == nil || !strings.Contains(err.Error(), "taken by built-in") {
 		t.Errorf("clashing name: err = %v", err)
-	}
-}
-
-func TestApply(t *testing.T) {
-	disk := Profile{Name: "d", Version: 1, FS: FSDisk, Dir: t.TempDir(), BlockCache: 1 << 20, MemTable: 1 << 20, SyncLatency: time.Millisecond}
-	for _, p := range []Profile{Builtin()[0], disk} {
-		t.Run(p.Name, func(t *testing.T) {
-			cfg := pipeline.Default()
-			cleanup, err := p.Apply(&cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if cfg.FS == nil || cfg.CacheSize != p.BlockCache || cfg.MemTableSize != uint64(p.MemTable) || (cfg.Throttle != nil) != p.Simulated() {
-				t.Errorf("config %+v does not follow profile %+v", cfg, p)
-			}
-			if _, err := cfg.FS.Stat(cfg.Dir); p.FS == FSDisk && err != nil {
-				t.Errorf("job directory: %v", err)
-			}
-			cleanup()
-			if _, err := os.Stat(cfg.Dir); p.FS == FSDisk && !os.IsNotExist(err) {
-				t.Errorf("job directory %s left behind: %v", cfg.Dir, err)
-			}
-		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
 // thresholdFlag collects unit=percent lists, checked as they are given and applied
@@ -18,24 +19,51 @@ type thresholdFlag []string
 
 func (f *thresholdFlag) String() string { return strings.Join(*f, ",") }
 func (f *thresholdFlag) Set(v string) error {
-	if err := (harness.Thresholds{}).Set(v); err != nil {
+	if err := (judge.Thresholds{}).Set(v); err != nil {
 		return err
 	}
 	*f = append(*f, v)
 	return nil
 }
 
+// analysisFlags are the flags of the statistics, shared by compare and nightly.
+type analysisFlags struct {
+	thresholds thresholdFlag
+	file       *string
+}
+
+// bindAnalysis binds the thresholds, correction and alpha into o.
+func bindAnalysis(fs *flag.FlagSet, o *judge.Options) *analysisFlags {
+	a := &analysisFlags{}
+	o.Thresholds = judge.DefaultThresholds()
+	fs.Var(&a.thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (rows/s=3%,sec/op=3%,barrier-p99-sec=10%,write-amp=2%); 0% drops a unit")
+	a.file = fs.String("thresholds-file", "", "a JSON `file` of unit → percent, applied before --threshold")
+	fs.StringVar(&o.Correction, "correction", judge.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
+	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level after correction")
+	return a
+}
+
+// apply applies the thresholds file, then the --threshold lists, over o's.
+func (a *analysisFlags) apply(o *judge.Options) error {
+	if *a.file != "" {
+		if err := o.Thresholds.Load(*a.file); err != nil {
+			return usageError{err}
+		}
+	}
+	for _, t := range a.thresholds {
+		o.Thresholds.Set(t) // checked when parsed
+	}
+	return nil
+}
+
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	cfg := harness.CompareConfig{Matrix: harness.QuickMatrix(), Thresholds: harness.DefaultThresholds(), Stdout: stdout, Progress: stderr}
+	cfg := harness.CompareConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}
+	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", 10, "runs of every cell on each side, interleaved base, head, base, …")
 	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
-	var thresholds thresholdFlag
-	fs.Var(&thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (rows/s=3%,sec/op=3%,barrier-p99-sec=10%,write-amp=2%); 0% drops a unit")
-	thresholdsFile := fs.String("thresholds-file", "", "a JSON `file` of unit → percent, applied before --threshold")
-	fs.StringVar(&cfg.Correction, "correction", harness.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
-	fs.Float64Var(&cfg.Alpha, "alpha", 0.05, "significance level after correction")
+	analysis := bindAnalysis(fs, &cfg.Options)
 	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>)")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	fs.Usage = func() {
@@ -60,23 +88,15 @@ worktrees, built, and run on the same cells interleaved.
 	if len(pos) == 2 {
 		cfg.Head = pos[1]
 	}
-	if *thresholdsFile != "" {
-		if err := cfg.Thresholds.Load(*thresholdsFile); err != nil {
-			return usageError{err}
-		}
-	}
-	for _, t := range thresholds {
-		cfg.Thresholds.Set(t) // checked when parsed
+	if err := analysis.apply(&cfg.Options); err != nil {
+		return err
 	}
 	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "compare"}, args...)
 	cfg.Terminal = isTerminal(stderr)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
 	_, err = harness.Compare(ctx, cfg)
-	if err != nil && !errors.Is(err, harness.ErrRegression) {
+	if err = usageOf(err); err != nil && !errors.Is(err, harness.ErrRegression) && exitCode(err) != 2 {
 		return exitError{2, err} // a build or run failure is not a verdict
 	}
 	return err

@@ -7,19 +7,19 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/backfill-bench/backfill-bench/bench"
-	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/bench/crash"
+	"github.com/backfill-bench/backfill-bench/contract"
 )
 
 func runCrashTest(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("crashtest", flag.ContinueOnError)
-	cfg := harness.CrashTestConfig{Stdout: stdout, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
+	cfg := crash.CampaignConfig{Stdout: stdout, Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 	fs.IntVar(&cfg.Points, "points", 50, "random crash scenarios per combination of scan and persist mode")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "scenario i uses seed+i; the same seed gives the same scenarios")
 	fs.Int64Var(&cfg.Rows, "rows", 3000, "rows of each job's upstream table")
 	fs.IntVar(&cfg.Parallel, "parallel", 0, "scenarios run at once (default GOMAXPROCS)")
-	var m bench.Matrix
-	m.Persist, m.Scans = []bool{true, false}, bench.Scans
+	var m contract.Matrix
+	m.Persist, m.Scans = []bool{true, false}, contract.Scans
 	given := map[string]string{}
 	for _, d := range []string{"persist", "scan"} {
 		fs.Func(d, "comma-separated "+d+" values (default "+m.Get(d)+")", func(v string) error {
@@ -44,8 +44,8 @@ inconsistency, naming the command that reproduces it.
 		return err
 	}
 	cfg.Persist, cfg.Scans = m.Persist, m.Scans
-	err := harness.CrashTest(ctx, cfg)
-	if err != nil && !errors.Is(err, harness.ErrInconsistent) && ctx.Err() == nil {
+	err := crash.Campaign(ctx, cfg)
+	if err != nil && !errors.Is(err, crash.ErrInconsistent) && ctx.Err() == nil {
 		return usageError{err}
 	}
 	return err

@@ -12,7 +12,7 @@ import (
 // table, verdict.json and report.md against golden files recorded before the
 // harness was split into packages. Paths and the machine line are normalized.
 func TestCompareFilesGolden(t *testing.T) {
-	files := filepath.Join("..", "..", "harness", "testdata", "compare")
+	files := filepath.Join("..", "..", "harness", "judge", "testdata", "compare")
 	out := t.TempDir()
 	stdout, _, err := runArgs("compare", "--no-plots", "--out", out, filepath.Join(files, "base.txt"), filepath.Join(files, "head.txt"))
 	if exitCode(err) != 1 {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+
+	"github.com/backfill-bench/backfill-bench/harness"
 )
 
 func main() {
@@ -83,6 +85,15 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 		}
 	}
 	return usageError{fmt.Errorf("unknown command %q: run `benchrun help`", args[0])}
+}
+
+// usageOf turns the harness's configuration errors into usage errors (exit 2).
+func usageOf(err error) error {
+	var c *harness.ConfigError
+	if errors.As(err, &c) {
+		return usageError{err}
+	}
+	return err
 }
 
 // parse parses a subcommand's flags, turning flag errors into usage errors.

@@ -148,7 +148,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestCompareFilesExitCodes(t *testing.T) {
-	files := filepath.Join("..", "..", "harness", "testdata", "compare")
+	files := filepath.Join("..", "..", "harness", "judge", "testdata", "compare")
 	base, head := filepath.Join(files, "base.txt"), filepath.Join(files, "head.txt")
 	out, _, err := runArgs("compare", base, head, "--out", t.TempDir())
 	if exitCode(err) != 1 || !strings.Contains(out, "✗ REGRESSION") {

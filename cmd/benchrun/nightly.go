@@ -11,6 +11,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
 func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -19,17 +20,14 @@ func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	cfg := harness.NightlyConfig{
-		Run:      harness.RunConfig{Matrix: harness.NightlyMatrix(profiles), Stdout: stdout, Progress: stderr},
-		Analysis: harness.HistoryConfig{Thresholds: harness.DefaultThresholds()},
-	}
+	cfg := harness.NightlyConfig{Run: harness.RunConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}}
+	cfg.Run.Matrix = harness.NightlyMatrix(profiles)
 	given := bindMatrix(fs, &cfg.Run.ProfileFiles, &cfg.Run.Timeout, &cfg.Run.Src)
 	fs.IntVar(&cfg.Run.Count, "count", harness.NightlyCount, "rounds: runs of every cell, interleaved")
 	fs.StringVar(&cfg.History, "history", "", "history `directory` (default results/history)")
 	fs.StringVar(&cfg.Results, "results", "", "record this results `file` (merged shards, say) instead of running the matrix")
 	fs.StringVar(&cfg.Analysis.Baseline, "baseline", "", "the `night` to measure drift against (default: the history's baseline file, else the oldest night)")
-	var thresholds thresholdFlag
-	fs.Var(&thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults")
+	analysis := bindAnalysis(fs, &cfg.Analysis.Options)
 	fs.BoolVar(&cfg.Run.NoPlots, "no-plots", false, "do not draw the run's plots (the trends are drawn anyway)")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun nightly [flags]
@@ -45,22 +43,20 @@ Exit 0: the newest night starts no regression; 1: it does; 2: usage or run error
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	for _, t := range thresholds {
-		cfg.Analysis.Thresholds.Set(t)
+	if err := analysis.apply(&cfg.Analysis.Options); err != nil {
+		return err
 	}
 	given.apply(&cfg.Run.Matrix)
 	cfg.Run.CommandLine = append([]string{"benchrun", "nightly"}, args...)
 	cfg.Run.Terminal = isTerminal(stderr)
 	cfg.Run.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	if cfg.Results == "" {
-		if err := cfg.Run.Validate(); err != nil {
-			return usageError{err}
+	if cfg.Results != "" {
+		if _, err := os.Stat(cfg.Results); err != nil {
+			return usageError{fmt.Errorf("--results: %w", err)}
 		}
-	} else if _, err := os.Stat(cfg.Results); err != nil {
-		return usageError{fmt.Errorf("--results: %w", err)}
 	}
 	_, err = harness.Nightly(ctx, cfg)
-	if err != nil && !errors.Is(err, harness.ErrRegression) {
+	if err = usageOf(err); err != nil && !errors.Is(err, harness.ErrRegression) && exitCode(err) != 2 {
 		return exitError{2, err}
 	}
 	return err
@@ -73,14 +69,14 @@ func runMerge(_ context.Context, stdout, stderr io.Writer, args []string) error 
 		io.WriteString(fs.Output(), "usage: benchrun merge [-o FILE] RESULTS...\n\nCombines results files (of shards, say) into one.\n\n")
 		fs.PrintDefaults()
 	}
-	files, err := parseInterspersed(fs, stderr, args)
+	paths, err := parseInterspersed(fs, stderr, args)
 	if err != nil {
 		return err
 	}
-	if len(files) == 0 {
+	if len(paths) == 0 {
 		return usageError{errors.New("merge: want results files")}
 	}
-	data, err := harness.MergeResults(files)
+	data, err := harness.MergeResults(paths)
 	if err != nil {
 		return usageError{err}
 	}
@@ -88,5 +84,5 @@ func runMerge(_ context.Context, stdout, stderr io.Writer, args []string) error 
 		_, err = stdout.Write(data)
 		return err
 	}
-	return harness.WriteFileAtomic(*out, data)
+	return files.WriteAtomic(*out, data)
 }

@@ -10,19 +10,22 @@ import (
 	"strings"
 	"time"
 
-	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
 // matrixFlags are the dimension flags given, each a comma-separated list, applied
 // over a base matrix once every flag is parsed.
 type matrixFlags map[string]string
 
-func (g matrixFlags) apply(m *bench.Matrix) {
+func (g matrixFlags) apply(m *contract.Matrix) {
 	for d, v := range g {
 		m.Set(d, v) // checked when parsed
 	}
+	m.Canonicalize(workloads.Canonical) // checked when parsed
 }
 
 // dimensionFlag is one dimension's flag.
@@ -33,8 +36,11 @@ type dimensionFlag struct {
 
 func (f dimensionFlag) String() string { return f.given[f.dim] }
 func (f dimensionFlag) Set(v string) error {
-	var scratch bench.Matrix
+	var scratch contract.Matrix
 	if err := scratch.Set(f.dim, v); err != nil {
+		return err
+	}
+	if err := scratch.Canonicalize(workloads.Canonical); err != nil {
 		return err
 	}
 	f.given[f.dim] = v
@@ -67,7 +73,7 @@ var dimensionHelp = map[string]string{
 
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	cfg := harness.RunConfig{Stdout: stdout, Progress: stderr}
+	cfg := harness.RunConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite) or nightly")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 6 for quick, 5 for nightly)")
@@ -83,7 +89,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return err
 	}
 	var err error
-	if cfg.Shard, err = harness.ParseShard(*shard); err != nil {
+	if cfg.Shard, err = runner.ParseShard(*shard); err != nil {
 		return usageError{err}
 	}
 	countGiven := false
@@ -110,18 +116,15 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
 	cfg.Terminal = isTerminal(stderr)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	if err := cfg.Validate(); err != nil {
-		return usageError{err}
-	}
-	_, err = harness.RunMatrix(ctx, cfg)
-	return err
+	_, err = harness.Run(ctx, cfg)
+	return usageOf(err)
 }
 
 // bindMatrix binds the flags that say what to run, shared by run, compare and
 // nightly; the dimension flags given are returned, to apply over a base matrix.
 func bindMatrix(fs *flag.FlagSet, profileFiles *[]string, timeout *time.Duration, src *string) matrixFlags {
 	given := matrixFlags{}
-	for _, d := range bench.Dimensions {
+	for _, d := range contract.Dimensions {
 		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
 	}
 	fs.Var((*listFlag)(profileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
@@ -137,10 +140,11 @@ func runProfiles(_ context.Context, stdout, stderr io.Writer, args []string) err
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	if err := harness.ListProfiles(stdout, files); err != nil {
+	set, err := profile.NewSet(files)
+	if err != nil {
 		return usageError{err}
 	}
-	return nil
+	return set.WriteList(stdout)
 }
 
 // isTerminal reports whether w is a character device, where a progress bar can be

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"io"
 
-	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
 func runWorkloads(_ context.Context, stdout, stderr io.Writer, args []string) error {
@@ -13,12 +13,12 @@ func runWorkloads(_ context.Context, stdout, stderr io.Writer, args []string) er
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	return harness.ListWorkloads(stdout)
+	return workloads.WriteList(stdout)
 }
 
 func runGen(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	var cfg harness.GenConfig
+	var cfg workloads.GenConfig
 	fs.StringVar(&cfg.Workload, "workload", "narrow", "workload spec: table[+keys][+mix] (see `benchrun workloads`)")
 	fs.IntVar(&cfg.Rows, "rows", 5, "rows to print")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed; the same seed prints the same rows on any machine")
@@ -26,7 +26,7 @@ func runGen(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	if err := harness.Gen(stdout, cfg); err != nil {
+	if err := workloads.Gen(stdout, cfg); err != nil {
 		return usageError{err}
 	}
 	return nil

@@ -1,4 +1,6 @@
-package harness
+// Package history keeps the nightly record of one machine: its nights, the change
+// points, newest-night and drift alerts over them, their trends and nightly.md.
+package history
 
 import (
 	"fmt"
@@ -10,24 +12,48 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render"
 )
 
 // Night is one results file of the history: one nightly run on one machine.
 type Night struct {
 	Name       string // its directory: <UTC time>-<short commit>
 	Commit     string
-	CommitTime string
+	CommitTime string // RFC 3339, from the results' commit-time config
 	Results    []*benchfmt.Result
 	Units      benchfmt.UnitMetadataMap
 }
 
-// HistoryDir is where the nights of one machine fingerprint are kept.
-func HistoryDir(root, fingerprint string) string { return filepath.Join(root, fingerprint) }
+// NewNight makes the night of results recorded under name.
+func NewNight(name string, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) Night {
+	n := Night{Name: name, Results: results, Units: units}
+	if len(results) > 0 {
+		n.Commit, n.CommitTime = results[0].GetConfig(contract.ConfigCommit), results[0].GetConfig(contract.ConfigCommitTime)
+	}
+	return n
+}
 
-// LoadHistory reads every night of one machine, oldest first by directory name
-// (which starts with the UTC time of the run).
-func LoadHistory(root, fingerprint string) ([]Night, error) {
-	dir := HistoryDir(root, fingerprint)
+// Sort orders nights as every analysis and plot of them does: by commit time, then
+// by name (the UTC time of the run), so two nights of one commit keep their order.
+func Sort(nights []Night) {
+	sort.SliceStable(nights, func(i, j int) bool {
+		a, b := nights[i], nights[j]
+		if a.CommitTime != b.CommitTime {
+			return a.CommitTime < b.CommitTime
+		}
+		return a.Name < b.Name
+	})
+}
+
+// Dir is where the nights of one machine fingerprint are kept.
+func Dir(root, fingerprint string) string { return filepath.Join(root, fingerprint) }
+
+// Load reads every night of one machine, in Sort's order.
+func Load(root, fingerprint string) ([]Night, error) {
+	dir := Dir(root, fingerprint)
 	entries, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		return nil, fmt.Errorf("history: %w", err)
@@ -41,17 +67,13 @@ func LoadHistory(root, fingerprint string) ([]Night, error) {
 		if _, err := os.Stat(file); err != nil {
 			continue
 		}
-		results, units, err := readResultFiles(file)
+		results, units, err := contract.ReadFiles(file)
 		if err != nil {
 			return nil, err
 		}
-		n := Night{Name: e.Name(), Results: results, Units: units}
-		if len(results) > 0 {
-			n.Commit, n.CommitTime = configOf(results[0], "commit"), configOf(results[0], "commit-time")
-		}
-		nights = append(nights, n)
+		nights = append(nights, NewNight(e.Name(), results, units))
 	}
-	sort.Slice(nights, func(i, j int) bool { return nights[i].Name < nights[j].Name })
+	Sort(nights)
 	return nights, nil
 }
 
@@ -64,24 +86,48 @@ const (
 
 // Alert is a change worth a human's look.
 type Alert struct {
-	Kind      string  `json:"kind"`
-	Status    string  `json:"status"` // Regression or Improvement
-	Cell      string  `json:"cell"`
-	Unit      string  `json:"unit"`
-	Night     string  `json:"night"` // the first night after the change
-	Commit    string  `json:"commit"`
-	Delta     float64 `json:"delta"` // relative change of the level
-	P         float64 `json:"p"`
-	Threshold float64 `json:"threshold"`
+	Kind      string       `json:"kind"`
+	Status    judge.Status `json:"status"` // Regression or Improvement
+	Cell      string       `json:"cell"`
+	Unit      string       `json:"unit"`
+	Night     string       `json:"night"` // the first night after the change
+	Commit    string       `json:"commit"`
+	Delta     float64      `json:"delta"` // relative change of the level
+	P         float64      `json:"p"`
+	Threshold float64      `json:"threshold"`
 }
 
-// HistoryConfig tunes the analysis of a history.
-type HistoryConfig struct {
-	Thresholds  Thresholds
-	Alpha       float64 // for the newest-night and drift tests, after Holm correction
-	ChangePoint ChangePointConfig
-	Baseline    string // the pinned night's name; "": the oldest night
-	Window      int    // nights before the newest pooled as its reference (default 5)
+// Config tunes the analysis of a history.
+type Config struct {
+	judge.Options // thresholds, and the alpha and correction of the newest-night and drift tests
+	ChangePoint   ChangePointConfig
+	Baseline      string // the pinned night's name; "": the oldest night
+	Window        int    // nights before the newest pooled as its reference (default 5)
+	// MaxNights bounds the change-point search, whose cost grows with the square of
+	// the series: only the newest MaxNights nights are searched (default 100, about
+	// three months; a step older than that was alerted while it was in the window).
+	MaxNights int
+}
+
+// DefaultMaxNights is Config.MaxNights's default.
+const DefaultMaxNights = 100
+
+// WithDefaults fills the zero fields: alpha 0.05, Holm, a window of 5 nights, and
+// DefaultMaxNights.
+func (cfg Config) WithDefaults() Config {
+	if cfg.Alpha == 0 {
+		cfg.Alpha = 0.05
+	}
+	if cfg.Correction == "" {
+		cfg.Correction = judge.Holm
+	}
+	if cfg.Window == 0 {
+		cfg.Window = 5
+	}
+	if cfg.MaxNights == 0 {
+		cfg.MaxNights = DefaultMaxNights
+	}
+	return cfg
 }
 
 // series is one (cell, metric) over the nights.
@@ -94,11 +140,11 @@ type series struct {
 }
 
 // historySeries gathers every judged (cell, metric) series of the history.
-func historySeries(nights []Night, th Thresholds) ([]*series, error) {
+func historySeries(nights []Night, th judge.Thresholds) ([]*series, error) {
 	byKey := map[[2]string]*series{}
 	var order []*series
 	for ni, n := range nights {
-		g, err := NewGrid(GridConfig{Row: ".fullname", Col: ".file", Ignore: ".config"}, n.Results, n.Units)
+		g, err := judge.NewGrid(judge.GridConfig{Table: judge.UnitOnly, Col: ".file"}, n.Results, n.Units)
 		if err != nil {
 			return nil, err
 		}
@@ -108,11 +154,11 @@ func historySeries(nights []Night, th Thresholds) ([]*series, error) {
 			}
 			for _, row := range t.Rows {
 				for _, col := range t.Cols {
-					c := t.Cells[GridKey{row, col}]
+					c := t.Cells[judge.GridKey{Row: row, Col: col}]
 					if c == nil {
 						continue
 					}
-					k := [2]string{row.StringValues(), t.Unit}
+					k := [2]string{contract.Label(row.StringValues()), t.Unit}
 					s := byKey[k]
 					if s == nil {
 						s = &series{cell: k[0], unit: k[1], better: t.Better}
@@ -129,17 +175,12 @@ func historySeries(nights []Night, th Thresholds) ([]*series, error) {
 	return order, nil
 }
 
-// AnalyzeHistory looks for change points in every judged (cell, metric) series of
+// Analyze looks for change points in every judged (cell, metric) series of
 // one machine's history, tests the newest night against the nights before it, and
 // the newest against the pinned baseline for slow drift. Alerts are changes beyond
 // the metric's threshold.
-func AnalyzeHistory(nights []Night, cfg HistoryConfig) ([]Alert, error) {
-	if cfg.Alpha == 0 {
-		cfg.Alpha = 0.05
-	}
-	if cfg.Window == 0 {
-		cfg.Window = 5
-	}
+func Analyze(nights []Night, cfg Config) ([]Alert, error) {
+	cfg = cfg.WithDefaults()
 	all, err := historySeries(nights, cfg.Thresholds)
 	if err != nil {
 		return nil, err
@@ -154,14 +195,14 @@ func AnalyzeHistory(nights []Night, cfg HistoryConfig) ([]Alert, error) {
 		return nil, fmt.Errorf("history: pinned baseline %q is not a night of this machine", cfg.Baseline)
 	}
 	var alerts []Alert
-	status := func(delta float64, better int, th float64) string {
+	status := func(delta float64, better int, th float64) judge.Status {
 		if math.Abs(delta) <= th {
-			return ""
+			return judge.NoChange
 		}
 		if (delta > 0) == (better > 0) {
-			return Improvement
+			return judge.Improvement
 		}
-		return Regression
+		return judge.Regression
 	}
 	// Tests of the newest night, corrected together (Holm) below.
 	type pending struct {
@@ -172,12 +213,17 @@ func AnalyzeHistory(nights []Night, cfg HistoryConfig) ([]Alert, error) {
 	last := len(nights) - 1
 	for _, s := range all {
 		th := cfg.Thresholds[s.unit]
-		cps := ChangePoints(s.medians, cfg.ChangePoint)
-		start := 0
+		// The search looks at the newest MaxNights points only.
+		from := max(0, len(s.medians)-cfg.MaxNights)
+		cps := ChangePoints(s.medians[from:], cfg.ChangePoint)
+		for i := range cps {
+			cps[i].Index += from
+		}
+		start := from
 		for _, cp := range cps {
-			before, after := median(s.medians[start:cp.Index]), median(s.medians[cp.Index:nextIndex(cps, cp.Index, len(s.medians))])
+			before, after := judge.Median(s.medians[start:cp.Index]), judge.Median(s.medians[cp.Index:nextIndex(cps, cp.Index, len(s.medians))])
 			delta := after/before - 1
-			if st := status(delta, s.better, th); st != "" && before != 0 {
+			if st := status(delta, s.better, th); st != judge.NoChange && before != 0 {
 				n := nights[s.nights[cp.Index]]
 				alerts = append(alerts, Alert{Kind: AlertChange, Status: st, Cell: s.cell, Unit: s.unit, Night: n.Name, Commit: n.Commit, Delta: delta, P: cp.P, Threshold: th})
 			}
@@ -188,11 +234,11 @@ func AnalyzeHistory(nights []Night, cfg HistoryConfig) ([]Alert, error) {
 			continue // the series has no point in the newest night, or nothing before it
 		}
 		// The newest night against the nights before it since the last change point.
-		from := max(start, k-cfg.Window)
-		if from >= k {
-			from = max(0, k-cfg.Window)
+		ref0 := max(start, k-cfg.Window)
+		if ref0 >= k {
+			ref0 = max(0, k-cfg.Window)
 		}
-		if ref := pool(s.samples[from:k]); len(ref) > 0 {
+		if ref := pool(s.samples[ref0:k]); len(ref) > 0 {
 			if a, p, ok := compareSamples(ref, s.samples[k], s, th, status); ok {
 				a.Kind, a.Night, a.Commit = AlertNewest, nights[last].Name, nights[last].Commit
 				tests = append(tests, pending{a, p})
@@ -212,12 +258,12 @@ func AnalyzeHistory(nights []Night, cfg HistoryConfig) ([]Alert, error) {
 	for i, t := range tests {
 		ps[i] = t.p
 	}
-	adj, err := Adjust(Holm, ps)
+	adj, err := judge.Adjust(cfg.Correction, ps)
 	if err != nil {
 		return nil, err
 	}
 	for i, t := range tests {
-		if adj[i] <= cfg.Alpha && t.alert.Status != "" {
+		if adj[i] <= cfg.Alpha && t.alert.Status != judge.NoChange {
 			t.alert.P = adj[i]
 			alerts = append(alerts, t.alert)
 		}
@@ -227,11 +273,11 @@ func AnalyzeHistory(nights []Night, cfg HistoryConfig) ([]Alert, error) {
 
 // compareSamples tests head against base with the Mann–Whitney U test and sizes the
 // change by the medians; ok is false when the test cannot be made.
-func compareSamples(base, head []float64, s *series, th float64, status func(float64, int, float64) string) (Alert, float64, bool) {
+func compareSamples(base, head []float64, s *series, th float64, status func(float64, int, float64) judge.Status) (Alert, float64, bool) {
 	thresholds := benchmath.DefaultThresholds
 	b, h := benchmath.NewSample(base, &thresholds), benchmath.NewSample(head, &thresholds)
 	cmp := benchmath.AssumeNothing.Compare(b, h)
-	mb, mh := median(base), median(head)
+	mb, mh := judge.Median(base), judge.Median(head)
 	if mb == 0 {
 		return Alert{}, 1, false
 	}
@@ -243,7 +289,7 @@ func compareSamples(base, head []float64, s *series, th float64, status func(flo
 func NewestRegressions(alerts []Alert) []Alert {
 	var out []Alert
 	for _, a := range alerts {
-		if a.Kind == AlertNewest && a.Status == Regression {
+		if a.Kind == AlertNewest && a.Status == judge.Regression {
 			out = append(out, a)
 		}
 	}
@@ -267,18 +313,6 @@ func pool(samples [][]float64) []float64 {
 	return out
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 // writeAlerts renders alerts as Markdown list items, each linking the trend plot
 // of its profile.
 func writeAlerts(b *strings.Builder, alerts []Alert) {
@@ -288,12 +322,10 @@ func writeAlerts(b *strings.Builder, alerts []Alert) {
 	}
 	for _, a := range alerts {
 		plot := "trends.png"
-		if c, ok := cellOfName(a.Cell); ok {
-			plot = "trends-" + safeName(c.Profile) + ".png"
+		if c, err := contract.ParseName(a.Cell); err == nil {
+			plot = TrendName(c.Profile) + ".png"
 		}
 		fmt.Fprintf(b, "- %s **%s** (%s): `%s` %s %+.2f%% (threshold %g%%), first in night `%s`, commit `%s`, p = %.3g — [trend](%s)\n",
-			mark(a.Status), a.Status, a.Kind, cellLabel(a.Cell), a.Unit, 100*a.Delta, 100*a.Threshold, a.Night, shortCommit(a.Commit), a.P, plot)
+			render.Mark(a.Status), a.Status, a.Kind, a.Cell, a.Unit, 100*a.Delta, 100*a.Threshold, a.Night, contract.ShortCommit(a.Commit), a.P, plot)
 	}
 }
-
-func shortCommit(c string) string { return c[:min(len(c), 12)] }

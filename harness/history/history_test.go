@@ -1,4 +1,4 @@
-package harness
+package history
 
 import (
 	"fmt"
@@ -7,17 +7,15 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/backfill-bench/backfill-bench/bench"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
 // syntheticNights makes a history of one cell's rows/s: level(i) is night i's true
 // level, each night has 5 samples with 1 % noise.
 func syntheticNights(seed uint64, n int, level func(i int) float64) []Night {
 	rng := rand.New(rand.NewPCG(seed, 3))
-	units := benchfmt.UnitMetadataMap{}
-	for _, u := range bench.Units() {
-		units[u.UnitMetadataKey] = &u
-	}
+	units := contract.UnitMap()
 	var nights []Night
 	for i := range n {
 		night := Night{Name: fmt.Sprintf("202611%02dT020000Z-c%02d", i+1, i), Commit: fmt.Sprintf("c%02d", i), Units: units}
@@ -35,7 +33,7 @@ func syntheticNights(seed uint64, n int, level func(i int) float64) []Night {
 
 func analyze(t *testing.T, nights []Night) []Alert {
 	t.Helper()
-	alerts, err := AnalyzeHistory(nights, HistoryConfig{Thresholds: DefaultThresholds()})
+	alerts, err := Analyze(nights, Config{Options: judge.Options{Thresholds: judge.DefaultThresholds()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +43,7 @@ func analyze(t *testing.T, nights []Night) []Alert {
 func kinds(alerts []Alert) map[string]int {
 	out := map[string]int{}
 	for _, a := range alerts {
-		out[a.Kind+"/"+a.Status]++
+		out[a.Kind+"/"+a.Status.String()]++
 	}
 	return out
 }
@@ -62,7 +60,7 @@ func TestHistoryStepIsAChangePoint(t *testing.T) {
 	var found bool
 	for _, a := range alerts {
 		if a.Kind == AlertChange {
-			found = a.Status == Regression && a.Commit == "c12" && a.Delta < -0.05
+			found = a.Status == judge.Regression && a.Commit == "c12" && a.Delta < -0.05
 			if !found {
 				t.Errorf("change alert %+v, want a regression at commit c12", a)
 			}
@@ -100,10 +98,10 @@ func TestHistoryRampIsDrift(t *testing.T) {
 	// A slow creep: 0.5 % slower every night, each step far inside the 3 % threshold.
 	nights := syntheticNights(3, 20, func(i int) float64 { return 100 * (1 - 0.005*float64(i)) })
 	k := kinds(analyze(t, nights))
-	if k[AlertDrift+"/"+Regression] != 1 {
+	if k[AlertDrift+"/"+judge.Regression.String()] != 1 {
 		t.Errorf("alerts %v, want the drift from the baseline caught", k)
 	}
-	if k[AlertNewest+"/"+Regression] != 0 {
+	if k[AlertNewest+"/"+judge.Regression.String()] != 0 {
 		t.Errorf("alerts %v: the newest night alone is no regression", k)
 	}
 }
@@ -124,7 +122,7 @@ func TestHistoryNoiseFalseAlarms(t *testing.T) {
 
 func TestHistoryBaselineMustExist(t *testing.T) {
 	nights := syntheticNights(4, 5, func(int) float64 { return 100 })
-	if _, err := AnalyzeHistory(nights, HistoryConfig{Thresholds: DefaultThresholds(), Baseline: "nope"}); err == nil {
+	if _, err := Analyze(nights, Config{Options: judge.Options{Thresholds: judge.DefaultThresholds()}, Baseline: "nope"}); err == nil {
 		t.Error("an unknown pinned baseline was accepted")
 	}
 }

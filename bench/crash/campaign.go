@@ -1,4 +1,4 @@
-package harness
+package crash
 
 import (
 	"cmp"
@@ -13,13 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
-	"github.com/backfill-bench/backfill-bench/bench/crash"
+	"github.com/backfill-bench/backfill-bench/contract"
 )
 
-// CrashTestConfig configures CrashTest.
-type CrashTestConfig struct {
+// CampaignConfig configures Campaign: how many random power losses, on which jobs.
+type CampaignConfig struct {
 	Points   int    // random crash scenarios per combination
 	Seed     uint64 // scenario i of a combination uses seed Seed+i
 	Persist  []bool
@@ -29,16 +28,16 @@ type CrashTestConfig struct {
 	Stdout   io.Writer
 	Logger   *slog.Logger // one line per inconsistent scenario (nil: discard)
 
-	scenario func(context.Context, crash.Config) (*crash.Report, error) // nil: crash.Run
+	scenario func(context.Context, Config) (*Report, error) // nil: Run
 }
 
-// ErrInconsistent is returned by CrashTest when a scenario did not recover to B == A.
+// ErrInconsistent is returned by Campaign when a scenario did not recover to B == A.
 var ErrInconsistent = errors.New("crash test: inconsistent recoveries")
 
-// CrashTest runs cfg.Points random power-loss scenarios (crash.Random) for every
+// Campaign runs cfg.Points random power-loss scenarios (Random) for every
 // persist mode and scan, prints one line per combination, and names the command
 // that reproduces each inconsistent scenario.
-func CrashTest(ctx context.Context, cfg CrashTestConfig) error {
+func Campaign(ctx context.Context, cfg CampaignConfig) error {
 	if cfg.Points < 1 {
 		return fmt.Errorf("--points %d: want at least 1", cfg.Points)
 	}
@@ -55,7 +54,7 @@ func CrashTest(ctx context.Context, cfg CrashTestConfig) error {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.scenario == nil {
-		cfg.scenario = crash.Run
+		cfg.scenario = Run
 	}
 	var bad []string
 	for _, name := range cfg.Scans {
@@ -70,9 +69,9 @@ func CrashTest(ctx context.Context, cfg CrashTestConfig) error {
 				return err
 			}
 			fmt.Fprintf(cfg.Stdout, "scan=%s persist=%s points=%d consistent=%d inconsistent=%d crashes=%d (%s)\n",
-				scan, bench.OnOff(persist), cfg.Points, cfg.Points-len(res.failed), len(res.failed), res.crashes, time.Since(start).Round(time.Millisecond))
+				scan, contract.OnOff(persist), cfg.Points, cfg.Points-len(res.failed), len(res.failed), res.crashes, time.Since(start).Round(time.Millisecond))
 			for _, f := range res.failed {
-				repro := fmt.Sprintf("benchrun crashtest --points 1 --seed %d --rows %d --scan %s --persist %s", f.seed, cfg.Rows, scan, bench.OnOff(persist))
+				repro := fmt.Sprintf("benchrun crashtest --points 1 --seed %d --rows %d --scan %s --persist %s", f.seed, cfg.Rows, scan, contract.OnOff(persist))
 				cfg.Logger.Error("inconsistent recovery", "seed", f.seed, "err", f.err, "reproduce", repro)
 				bad = append(bad, repro)
 			}
@@ -95,7 +94,7 @@ type crashResults struct {
 }
 
 // crashCombination runs the scenarios of one scan and persist mode, Parallel at once.
-func crashCombination(ctx context.Context, cfg CrashTestConfig, scan backfill.Scan, persist bool) crashResults {
+func crashCombination(ctx context.Context, cfg CampaignConfig, scan backfill.Scan, persist bool) crashResults {
 	var (
 		mu  sync.Mutex
 		out crashResults
@@ -107,7 +106,7 @@ func crashCombination(ctx context.Context, cfg CrashTestConfig, scan backfill.Sc
 		go func() {
 			defer wg.Done()
 			for seed := range seeds {
-				rep, err := cfg.scenario(ctx, crash.Random(seed, cfg.Rows, scan, persist))
+				rep, err := cfg.scenario(ctx, Random(seed, cfg.Rows, scan, persist))
 				if ctx.Err() != nil {
 					continue
 				}

@@ -1,16 +1,13 @@
-package harness
+package runner
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
+	"time"
 
-	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
 )
 
 func TestShardCellsPartitionAndBalance(t *testing.T) {
@@ -18,11 +15,17 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NightlyMatrix(profiles)
-	m.Workloads = []string{"narrow", "bid", "wide"}
+	var nightly []string
+	for _, p := range profiles.All() {
+		if p.Nightly {
+			nightly = append(nightly, p.Name)
+		}
+	}
+	m := contract.Matrix{Profiles: nightly, Workloads: []string{"narrow", "bid", "wide"}, Rows: []int64{300_000},
+		Persist: []bool{false, true}, Scans: contract.Scans, Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2}}
 	all := m.Cells()
 	// The largest on/off pair bounds what any split can do.
-	pairs := map[bench.Cell]float64{}
+	pairs := map[contract.Cell]float64{}
 	for _, c := range all {
 		p, _ := profiles.Get(c.Profile)
 		k := c
@@ -34,7 +37,7 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 		largest = max(largest, c)
 	}
 	for _, n := range []int{1, 2, 3, 5, 8} {
-		var union []bench.Cell
+		var union []contract.Cell
 		var costs []float64
 		for i := 1; i <= n; i++ {
 			cells := ShardCells(all, profiles, Shard{i, n})
@@ -52,7 +55,7 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 			}
 			costs = append(costs, cost)
 		}
-		names := func(cs []bench.Cell) []string {
+		names := func(cs []contract.Cell) []string {
 			var out []string
 			for _, c := range cs {
 				out = append(out, c.Name())
@@ -82,48 +85,5 @@ func TestParseShard(t *testing.T) {
 		if _, err := ParseShard(in); (err == nil) != ok {
 			t.Errorf("ParseShard(%q): err = %v", in, err)
 		}
-	}
-}
-
-// TestMergeShardsEqualsUnsharded runs the fake matrix whole and in three shards and
-// checks the merged shard files hold the same results.
-func TestMergeShardsEqualsUnsharded(t *testing.T) {
-	lines := func(data []byte) []string {
-		var out []string
-		for _, l := range strings.Split(string(data), "\n") {
-			if strings.HasPrefix(l, "Benchmark") {
-				out = append(out, l)
-			}
-		}
-		sort.Strings(out)
-		return out
-	}
-	whole := fakeConfig(t, "1,6,7", 2)
-	whole.Matrix.Workloads = []string{"narrow", "bid"}
-	if _, err := RunMatrix(context.Background(), whole); err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(filepath.Join(whole.Out, "results.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []string
-	for i := 1; i <= 3; i++ {
-		cfg := whole
-		cfg.Out, cfg.Shard = t.TempDir(), Shard{i, 3}
-		if _, err := RunMatrix(context.Background(), cfg); err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, filepath.Join(cfg.Out, "results.txt"))
-	}
-	merged, err := MergeResults(files)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := lines(merged), lines(want); !slices.Equal(got, want) {
-		t.Errorf("merged shards:\n%s\nunsharded:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if !strings.Contains(string(merged), "Unit rows/s better=higher") || !strings.Contains(string(merged), "machine: ") {
-		t.Errorf("merged file lost its unit or config lines:\n%s", merged)
 	}
 }

@@ -1,4 +1,7 @@
-package harness
+// Package runner measures cells: it inspects checkouts and the machine, builds bench
+// binaries (in git worktrees for refs), plans interleaved rounds, and runs each trial
+// in its own process, keeping the results in memory and in the results directory.
+package runner
 
 import (
 	"bufio"
@@ -12,11 +15,13 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/backfill-bench/backfill-bench/contract"
 )
 
-// Source is a checkout of this module: where bench binaries are built from and what
-// their results are attributed to.
-type Source struct {
+// Checkout is a checkout of this module: where bench binaries are built from and
+// what their results are attributed to.
+type Checkout struct {
 	Dir        string // module root
 	Commit     string // full hash; "" outside git
 	CommitTime time.Time
@@ -27,15 +32,7 @@ type Source struct {
 }
 
 // Short is the abbreviated commit, or "nogit".
-func (s Source) Short() string {
-	if len(s.Commit) >= 12 {
-		return s.Commit[:12]
-	}
-	if s.Commit == "" {
-		return "nogit"
-	}
-	return s.Commit
-}
+func (s Checkout) Short() string { return contract.ShortCommit(s.Commit) }
 
 // command runs name with args in dir and returns its trimmed stdout. Arguments go to
 // the program as they are: nothing passes through a shell.
@@ -51,17 +48,17 @@ func command(ctx context.Context, dir, name string, args ...string) (string, err
 	return strings.TrimSpace(string(out)), nil
 }
 
-// InspectSource finds the module root at or above dir and reads its git and toolchain
+// InspectCheckout finds the module root at or above dir and reads its git and toolchain
 // facts. Outside a git checkout the git facts stay empty.
-func InspectSource(ctx context.Context, dir string) (Source, error) {
+func InspectCheckout(ctx context.Context, dir string) (Checkout, error) {
 	gomod, err := command(ctx, dir, "go", "env", "GOMOD")
 	if err != nil {
-		return Source{}, err
+		return Checkout{}, err
 	}
 	if gomod == "" || gomod == os.DevNull {
-		return Source{}, fmt.Errorf("%s is not inside the backfill-bench module: run benchrun from the checkout or pass --src", dir)
+		return Checkout{}, fmt.Errorf("%s is not inside the backfill-bench module: run benchrun from the checkout or pass --src", dir)
 	}
-	s := Source{Dir: filepath.Dir(gomod)}
+	s := Checkout{Dir: filepath.Dir(gomod)}
 	if s.GoVersion, err = command(ctx, s.Dir, "go", "env", "GOVERSION"); err != nil {
 		return s, err
 	}
@@ -125,4 +122,9 @@ func procField(path, key string) string {
 		}
 	}
 	return ""
+}
+
+// Describe is the machine on one line: "`fingerprint`, CPU, N cores, OS".
+func (m Machine) Describe() string {
+	return fmt.Sprintf("`%s`, %s, %d cores, %s", m.Fingerprint, m.CPU, m.Cores, m.OS)
 }

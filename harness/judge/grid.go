@@ -1,22 +1,30 @@
-package harness
+// Package judge decides what changed: it groups results as benchstat does, computes
+// the same statistics, and turns base-versus-head comparisons into a verdict with
+// thresholds, directions and multiple-testing correction.
+package judge
 
 import (
 	"fmt"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
 	"golang.org/x/perf/benchproc"
+
+	"github.com/backfill-bench/backfill-bench/contract"
 )
 
 // GridConfig says how to split results, in benchstat's projection syntax.
 type GridConfig struct {
-	Table  string // tables, besides the unit (benchstat -table without .unit)
+	Table  string // tables, besides the unit (benchstat -table); default ".config"
 	Row    string // default ".fullname"
 	Col    string // default ".file"
-	Ignore string // keys whose variation is ignored (benchstat -ignore)
+	Ignore string // keys left out of .config (benchstat -ignore)
 	Filter string // benchstat -filter; default "*"
 }
+
+// UnitOnly, as GridConfig.Table, makes one table per unit whatever the
+// configuration: for results known to come from one machine's history.
+const UnitOnly = ".unit"
 
 // Grid is benchstat's analysis of a set of results: per table (one unit and the table
 // keys), a sample per row and column summarized by its median and 95 % confidence
@@ -65,6 +73,12 @@ const Confidence = 0.95
 // NewGrid projects the results like benchstat does with the same flags and computes
 // the same statistics (benchmath's assumption for each unit, default thresholds).
 func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) (*Grid, error) {
+	switch cfg.Table {
+	case "":
+		cfg.Table = ".config"
+	case UnitOnly:
+		cfg.Table = "" // ParseWithUnit adds the unit to any projection
+	}
 	if cfg.Row == "" {
 		cfg.Row = ".fullname"
 	}
@@ -91,6 +105,7 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 	if err != nil {
 		return nil, fmt.Errorf("column projection %q: %w", cfg.Col, err)
 	}
+	// Parsing the ignored keys claims them, which takes them out of .config.
 	if _, err := parser.Parse(cfg.Ignore, filter); err != nil {
 		return nil, fmt.Errorf("ignore %q: %w", cfg.Ignore, err)
 	}
@@ -123,7 +138,7 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 		b := tables[tk]
 		unit := tk.Get(unitField)
 		t := &GridTable{
-			Key: tk, Unit: unit, Better: betterOf(units, unit),
+			Key: tk, Unit: unit, Better: contract.Better(units, unit),
 			Rows: sortedKeys(b.rows), Cols: sortedKeys(b.cols), Cells: map[GridKey]*GridCell{},
 		}
 		assumption := units.GetAssumption(unit)
@@ -154,18 +169,11 @@ func sortedKeys[V any](m map[benchproc.Key]V) []benchproc.Key {
 	return keys
 }
 
-// betterOf is the unit's direction from its Unit metadata or, without one, from its
-// name: rates (…/s) are better higher; times, bytes, allocations and
-// amplification lower.
-func betterOf(units benchfmt.UnitMetadataMap, unit string) int {
-	if b := units.GetBetter(unit); b != 0 {
-		return b
+// Median is the center the grid gives a sample: benchstat's median.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
 	}
-	switch {
-	case strings.HasSuffix(unit, "/s"):
-		return 1
-	case strings.Contains(unit, "sec"), strings.HasSuffix(unit, "B/op"), strings.Contains(unit, "allocs"), strings.Contains(unit, "amp"):
-		return -1
-	}
-	return 0
+	th := benchmath.DefaultThresholds
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(values, &th), Confidence).Center
 }

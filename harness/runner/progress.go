@@ -1,4 +1,4 @@
-package harness
+package runner
 
 import (
 	"fmt"
@@ -35,7 +35,7 @@ func (p *progress) eta() string {
 	return (per * time.Duration(p.total-p.finished)).Round(time.Second).String()
 }
 
-func (p *progress) start(run Run) {
+func (p *progress) start(t Trial) {
 	p.runAt = time.Now()
 	if !p.term {
 		return
@@ -43,10 +43,10 @@ func (p *progress) start(run Run) {
 	const width = 30
 	filled := width * p.finished / max(p.total, 1)
 	fmt.Fprintf(p.w, "\r\033[K[%s%s] %d/%d ETA %s  %s", strings.Repeat("#", filled), strings.Repeat(".", width-filled),
-		p.finished, p.total, p.eta(), run.Cell.Name())
+		p.finished, p.total, p.eta(), t.Cell.Name())
 }
 
-func (p *progress) done(run Run, f *Failure) {
+func (p *progress) done(t Trial, f *Failure) {
 	p.finished++
 	took := time.Since(p.runAt).Round(time.Millisecond)
 	if f != nil {
@@ -54,11 +54,11 @@ func (p *progress) done(run Run, f *Failure) {
 	}
 	if p.term {
 		if f != nil {
-			fmt.Fprintf(p.w, "\r\033[KFAILED run %d %s: %s\n", run.Index, run.Cell.Name(), f.Reason)
+			fmt.Fprintf(p.w, "\r\033[KFAILED run %d %s: %s\n", t.Index, t.Cell.Name(), f.Reason)
 		}
 		return
 	}
-	attrs := []any{"run", fmt.Sprintf("%d/%d", run.Index, p.total), "cell", run.Cell.Name(), "took", took, "eta", p.eta()}
+	attrs := []any{"run", fmt.Sprintf("%d/%d", t.Index, p.total), "cell", t.Cell.Name(), "took", took, "eta", p.eta()}
 	if f != nil {
 		p.log.Error("run failed", append(attrs, "reason", f.Reason)...)
 		return

@@ -1,4 +1,4 @@
-package harness
+package crash
 
 import (
 	"bytes"
@@ -6,22 +6,20 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/backfill-bench/backfill-bench/bench/crash"
 )
 
 // TestCrashTestNamesTheSeed: an inconsistent scenario fails the run, and the error
 // gives the command that reproduces it.
 func TestCrashTestNamesTheSeed(t *testing.T) {
 	var out bytes.Buffer
-	cfg := CrashTestConfig{Points: 5, Seed: 10, Persist: []bool{true}, Scans: []string{"merged"}, Rows: 100, Stdout: &out,
-		scenario: func(_ context.Context, c crash.Config) (*crash.Report, error) {
+	cfg := CampaignConfig{Points: 5, Seed: 10, Persist: []bool{true}, Scans: []string{"merged"}, Rows: 100, Stdout: &out,
+		scenario: func(_ context.Context, c Config) (*Report, error) {
 			if c.Seed == 12 {
-				return &crash.Report{}, errors.New("progress check: row vnode 1 pk (7) is in B but not in A")
+				return &Report{}, errors.New("progress check: row vnode 1 pk (7) is in B but not in A")
 			}
-			return &crash.Report{}, nil
+			return &Report{}, nil
 		}}
-	err := CrashTest(context.Background(), cfg)
+	err := Campaign(context.Background(), cfg)
 	if !errors.Is(err, ErrInconsistent) || !strings.Contains(err.Error(), "--seed 12 --rows 100 --scan merged --persist on") {
 		t.Fatalf("err = %v, want ErrInconsistent naming seed 12", err)
 	}
@@ -32,8 +30,8 @@ func TestCrashTestNamesTheSeed(t *testing.T) {
 
 func TestCrashTestConsistent(t *testing.T) {
 	var out bytes.Buffer
-	cfg := CrashTestConfig{Points: 4, Seed: 1, Persist: []bool{true, false}, Scans: []string{"merged", "per-vnode"}, Rows: 500, Stdout: &out}
-	if err := CrashTest(context.Background(), cfg); err != nil {
+	cfg := CampaignConfig{Points: 4, Seed: 1, Persist: []bool{true, false}, Scans: []string{"merged", "per-vnode"}, Rows: 500, Stdout: &out}
+	if err := Campaign(context.Background(), cfg); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(out.String(), "inconsistent=0"); n != 4 {

@@ -1,6 +1,4 @@
-// Package harness is what benchrun does: listing and sampling workloads, and (later)
-// running the matrix, comparing results and drawing plots.
-package harness
+package workloads
 
 import (
 	"encoding/csv"
@@ -13,15 +11,14 @@ import (
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/bench/row"
-	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
-// ListWorkloads writes every table (with its schema), key distribution and change mix,
+// WriteList writes every table (with its schema), key distribution and change mix,
 // and how to combine them.
-func ListWorkloads(w io.Writer) error {
+func WriteList(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	kind := ""
-	for _, in := range workloads.List() {
+	for _, in := range List() {
 		if in.Kind != kind {
 			kind = in.Kind
 			fmt.Fprintf(tw, "\n%s:\n", map[string]string{"table": "Tables", "keys": "Key distributions (+keys)", "mix": "Change mixes (+mix)"}[kind])
@@ -40,7 +37,7 @@ func ListWorkloads(w io.Writer) error {
 	return tw.Flush()
 }
 
-// GenConfig configures Gen.
+// GenConfig configures Gen: which rows of which workload, in which format.
 type GenConfig struct {
 	Workload string // a workloads spec
 	Rows     int
@@ -53,7 +50,7 @@ func Gen(w io.Writer, cfg GenConfig) error {
 	if cfg.Rows < 0 {
 		return fmt.Errorf("--rows %d: must be ≥ 0", cfg.Rows)
 	}
-	wl, err := workloads.Parse(cfg.Workload, cfg.Seed)
+	wl, err := Parse(cfg.Workload, cfg.Seed)
 	if err != nil {
 		return fmt.Errorf("--workload: %w", err)
 	}

@@ -1,4 +1,4 @@
-package bench
+package contract
 
 import (
 	"fmt"
@@ -7,13 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/backfill-bench/backfill-bench/bench/backfill"
-	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
-// Scans are the scan strategies the executor implements (DESIGN §2.3).
-var Scans = backfill.Scans
+// Scans are the scan strategies the executor implements; the bench package's tests
+// check that the model has exactly these.
+var Scans = []string{"merged", "per-vnode"}
 
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
@@ -22,7 +20,7 @@ var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "bar
 // Matrix is a value list per dimension; its cells are the cross product.
 type Matrix struct {
 	Profiles  []string
-	Workloads []string // canonical workload specs
+	Workloads []string // canonical workload specs (see Canonicalize)
 	Rows      []int64
 	Persist   []bool
 	Scans     []string
@@ -31,7 +29,8 @@ type Matrix struct {
 }
 
 // Set parses a comma-separated list of values for one dimension, replacing its values.
-// Duplicates are dropped; values keep the order given.
+// Duplicates are dropped; values keep the order given. Workloads are only checked to
+// fit in a name here: Canonicalize checks them against the workload catalog.
 func (m *Matrix) Set(dim, list string) error {
 	var vals []string
 	for _, v := range strings.Split(list, ",") {
@@ -44,21 +43,16 @@ func (m *Matrix) Set(dim, list string) error {
 	}
 	bad := func(v string, why any) error { return fmt.Errorf("%s %q: %v", dim, v, why) }
 	switch dim {
-	case "profile":
+	case "profile", "workload":
 		for _, v := range vals {
 			if strings.ContainsAny(v, "/= ") {
-				return bad(v, "a profile name has no '/', '=' or space")
+				return bad(v, "a "+dim+" name has no '/', '=' or space")
 			}
 		}
-		m.Profiles = vals
-	case "workload":
-		m.Workloads = nil
-		for _, v := range vals {
-			sp, err := workloads.ParseSpec(v)
-			if err != nil {
-				return err
-			}
-			m.Workloads = append(m.Workloads, sp.String())
+		if dim == "profile" {
+			m.Profiles = vals
+		} else {
+			m.Workloads = vals
 		}
 	case "rows":
 		m.Rows = nil
@@ -105,6 +99,23 @@ func (m *Matrix) Set(dim, list string) error {
 	default:
 		return fmt.Errorf("unknown dimension %q (have %s)", dim, strings.Join(Dimensions, ", "))
 	}
+	return nil
+}
+
+// Canonicalize replaces every workload spec by canon's form of it (the workload
+// catalog's parser), dropping the duplicates that makes; an error names the spec.
+func (m *Matrix) Canonicalize(canon func(spec string) (string, error)) error {
+	var out []string
+	for _, w := range m.Workloads {
+		c, err := canon(w)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	m.Workloads = out
 	return nil
 }
 
@@ -168,21 +179,9 @@ func (c Cell) Only() Matrix {
 	}
 }
 
-// Args are the benchmark binary's flags that make it run exactly this cell of
-// BenchmarkBackfill: each dimension set to the cell's value and -test.bench matching
-// the cell's name level by level.
-func (c Cell) Args() []string {
-	m := c.Only()
-	args := []string{"-test.run", "^$", "-test.bench", c.BenchRegexp()}
-	for _, d := range Dimensions {
-		args = append(args, "-"+d, m.Get(d))
-	}
-	return args
-}
-
 // BenchRegexp matches this cell's sub-benchmark of BenchmarkBackfill and nothing else.
 func (c Cell) BenchRegexp() string {
-	parts := []string{"^BenchmarkBackfill$"}
+	parts := []string{"^Benchmark" + BenchmarkName + "$"}
 	for _, p := range strings.Split(c.Name(), "/") {
 		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
 	}

@@ -1,0 +1,136 @@
+package contract
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// BenchmarkName is the base name of the backfill benchmark; its sub-benchmarks are
+// the cells.
+const BenchmarkName = "Backfill"
+
+// Cell is one benchmark configuration. Its Name is the sub-benchmark name, the
+// contract that lets results of any two commits be compared.
+type Cell struct {
+	Profile  string
+	Workload string
+	Rows     int64
+	Persist  bool
+	Scan     string // "merged" or "per-vnode"
+	Barrier  time.Duration
+	Par      int
+}
+
+// OnOff renders a bool as the on|off used in names.
+func OnOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…".
+func (c Cell) Name() string {
+	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/persist=%s/scan=%s/barrier=%s/par=%d",
+		c.Profile, c.Workload, c.Rows, OnOff(c.Persist), c.Scan, FormatDuration(c.Barrier), c.Par)
+}
+
+// FullName is the cell's benchmark name without the GOMAXPROCS suffix:
+// "Backfill/profile=…/par=2".
+func (c Cell) FullName() string { return BenchmarkName + "/" + c.Name() }
+
+// FormatDuration renders a duration without trailing zero units: 100ms, 1s, 1m30s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	for _, z := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, z) {
+			s = strings.TrimSuffix(s, z[1:])
+		}
+	}
+	return s
+}
+
+// ParseName parses a Name back into a Cell.
+func ParseName(name string) (Cell, error) {
+	var c Cell
+	seen := map[string]bool{}
+	for _, part := range strings.Split(name, "/") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return c, fmt.Errorf("cell name %q: %q is not key=value", name, part)
+		}
+		if seen[k] {
+			return c, fmt.Errorf("cell name %q: key %s repeated", name, k)
+		}
+		seen[k] = true
+		var err error
+		switch k {
+		case "profile":
+			c.Profile = v
+		case "workload":
+			c.Workload = v
+		case "scan":
+			c.Scan = v
+		case "rows":
+			c.Rows, err = strconv.ParseInt(v, 10, 64)
+		case "par":
+			c.Par, err = strconv.Atoi(v)
+		case "barrier":
+			c.Barrier, err = time.ParseDuration(v)
+		case "persist":
+			if v != "on" && v != "off" {
+				err = fmt.Errorf("want on or off")
+			}
+			c.Persist = v == "on"
+		default:
+			return c, fmt.Errorf("cell name %q: unknown key %s", name, k)
+		}
+		if err != nil {
+			return c, fmt.Errorf("cell name %q: %s=%s: %v", name, k, v, err)
+		}
+	}
+	for _, k := range Dimensions {
+		if !seen[k] {
+			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
+		}
+	}
+	return c, nil
+}
+
+// CellOf returns the cell of a BenchmarkBackfill result.
+func CellOf(r *benchfmt.Result) (Cell, bool) {
+	base, parts := r.Name.Parts()
+	if string(base) != BenchmarkName {
+		return Cell{}, false
+	}
+	var name []string
+	for _, p := range parts {
+		if s := string(p); strings.HasPrefix(s, "/") {
+			name = append(name, s[1:])
+		}
+	}
+	c, err := ParseName(strings.Join(name, "/"))
+	return c, err == nil
+}
+
+// Label is how tables and plots show a benchmark's full name: without the
+// "Backfill/" prefix and without the GOMAXPROCS suffix, which the profile (in the
+// name) and the gomaxprocs config line already say.
+func Label(fullName string) string {
+	base, parts := benchfmt.Name(fullName).Parts()
+	var b strings.Builder
+	if string(base) != BenchmarkName {
+		b.Write(base)
+	}
+	for _, p := range parts {
+		if p[0] == '-' {
+			continue // the GOMAXPROCS suffix
+		}
+		b.Write(p)
+	}
+	return strings.TrimPrefix(b.String(), "/")
+}

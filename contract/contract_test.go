@@ -1,0 +1,180 @@
+package contract_test
+
+import (
+	"flag"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+)
+
+// trickyMatrix has values with the characters names may hold: '+', ':', '.', '-'.
+func trickyMatrix(t *testing.T) contract.Matrix {
+	var m contract.Matrix
+	for d, v := range map[string]string{
+		"profile": "mem,slow-disk", "workload": "bid+zipfian:1.2+update-heavy,narrow+hot-range", "rows": "0,200000",
+		"persist": "off,on", "scan": "merged", "barrier": "100ms,1m30s", "par": "1,16",
+	} {
+		if err := m.Set(d, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return m
+}
+
+func TestCellNameRoundTrip(t *testing.T) {
+	cells := trickyMatrix(t).Cells()
+	if len(cells) != 64 {
+		t.Fatalf("%d cells, want 64", len(cells))
+	}
+	for _, c := range cells {
+		name := c.Name()
+		got, err := contract.ParseName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c {
+			t.Errorf("ParseName(%q) = %+v, want %+v", name, got, c)
+		}
+		// benchfmt sees the same keys in the full benchmark name.
+		line := fmt.Sprintf("BenchmarkBackfill/%s-2 1 100 ns/op\n", name)
+		r := benchfmt.NewReader(strings.NewReader(line), "x")
+		if !r.Scan() {
+			t.Fatalf("benchfmt read nothing: %v", r.Err())
+		}
+		res, ok := r.Result().(*benchfmt.Result)
+		if !ok {
+			t.Fatalf("benchfmt: %v", r.Result())
+		}
+		base, parts := res.Name.Parts()
+		if string(base) != "Backfill" {
+			t.Errorf("base name %q", base)
+		}
+		keys := map[string]string{}
+		for _, p := range parts {
+			k, v, _ := strings.Cut(strings.TrimPrefix(string(p), "/"), "=")
+			keys[k] = v
+		}
+		only := c.Only()
+		for _, d := range contract.Dimensions {
+			if keys[d] != only.Get(d) {
+				t.Errorf("%s: benchfmt key %s=%q, want %q", name, d, keys[d], only.Get(d))
+			}
+		}
+	}
+}
+
+// TestBenchRegexpSelectsOneCell checks the -test.bench pattern the harness passes
+// against every cell name, level by level as the testing package matches it.
+func TestBenchRegexpSelectsOneCell(t *testing.T) {
+	cells := trickyMatrix(t).Cells()
+	for _, c := range cells {
+		levels := strings.Split(c.BenchRegexp(), "/")
+		for _, other := range cells {
+			names := append([]string{"BenchmarkBackfill"}, strings.Split(other.Name(), "/")...)
+			match := len(levels) == len(names)
+			for i := 0; match && i < len(levels); i++ {
+				match = regexp.MustCompile(levels[i]).MatchString(names[i])
+			}
+			if match != (c == other) {
+				t.Errorf("pattern of %s matches %s: %v", c.Name(), other.Name(), match)
+			}
+		}
+	}
+}
+
+func TestMatrixSetErrors(t *testing.T) {
+	for _, tc := range [][2]string{
+		{"rows", "-1"}, {"rows", "many"}, {"persist", "yes"}, {"scan", "sideways"}, {"barrier", "0s"},
+		{"barrier", "soon"}, {"par", "0"}, {"workload", "a/b"}, {"profile", "a/b"}, {"color", "red"}, {"par", " , "},
+	} {
+		var m contract.Matrix
+		if err := m.Set(tc[0], tc[1]); err == nil {
+			t.Errorf("Set(%s, %q): no error", tc[0], tc[1])
+		}
+	}
+}
+
+func TestParseNameErrors(t *testing.T) {
+	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: time.Second, Par: 1}.Name()
+	for _, name := range []string{
+		"", "profile=mem", strings.Replace(good, "persist=off", "persist=maybe", 1),
+		strings.Replace(good, "rows=1", "rows=x", 1), good + "/color=red", good + "/par=2", "junk/" + good,
+	} {
+		if _, err := contract.ParseName(name); err == nil {
+			t.Errorf("ParseName(%q): no error", name)
+		}
+	}
+}
+
+func TestLabel(t *testing.T) {
+	for in, want := range map[string]string{
+		"Backfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=2-2": "profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=2",
+		"Backfill/profile=mem/par=2":   "profile=mem/par=2",
+		"RawCopy/profile=mem/rows=1-8": "RawCopy/profile=mem/rows=1",
+	} {
+		if got := contract.Label(in); got != want {
+			t.Errorf("Label(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestQuantileNearestRank(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for q, want := range map[float64]float64{0: 1, 0.1: 1, 0.11: 2, 0.5: 5, 0.51: 6, 0.99: 10, 1: 10} {
+		if got := contract.Quantile(v, q); got != want {
+			t.Errorf("Quantile(1..10, %v) = %v, want %v", q, got, want)
+		}
+	}
+	if contract.Quantile(nil, 0.5) != 0 {
+		t.Error("Quantile of nothing should be 0")
+	}
+}
+
+// TestArgsParseWithRegisteredFlags: the command line Args builds parses with the
+// flags Register declares (plus testing's), back to the same cell.
+func TestArgsParseWithRegisteredFlags(t *testing.T) {
+	for _, c := range trickyMatrix(t).Cells() {
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		for _, name := range contract.TestingFlags {
+			fs.String(name, "", "")
+		}
+		f := contract.Register(fs, contract.Matrix{})
+		if err := fs.Parse(c.Args("t.jsonl", []string{"/a.json", "/b.json"})); err != nil {
+			t.Fatal(err)
+		}
+		m, err := f.Matrix()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cells := m.Cells(); len(cells) != 1 || cells[0] != c {
+			t.Errorf("Args of %s parse back to %v", c.Name(), cells)
+		}
+		if *f.Trace != "t.jsonl" || len(f.ProfileFileList()) != 2 {
+			t.Errorf("trace %q, profile files %v", *f.Trace, f.ProfileFileList())
+		}
+	}
+}
+
+func TestDirectionDefaults(t *testing.T) {
+	none := benchfmt.UnitMetadataMap{}
+	for unit, want := range map[string]int{
+		"rows/s": 1, "MB/s": 1, "sec/op": -1, "barrier-p99-sec": -1, "write-amp": -1, "B/op": -1,
+		"allocs/op": -1, "fs-wal-B/op": -1, "widgets": 0,
+	} {
+		if got := contract.Better(none, unit); got != want {
+			t.Errorf("contract.Better(%s) = %d, want %d", unit, got, want)
+		}
+	}
+	marked := benchfmt.UnitMetadataMap{}
+	u := benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: "widgets", Key: "better"}, Value: "higher"}
+	marked[u.UnitMetadataKey] = &u
+	if contract.Better(marked, "widgets") != 1 {
+		t.Error("a Unit line's direction is not used")
+	}
+}

@@ -1,0 +1,85 @@
+package contract
+
+import (
+	"flag"
+	"strings"
+)
+
+// Names of the bench binary's flags besides the dimensions.
+const (
+	FlagProfileFile = "profile-file"
+	FlagCrash       = "crash"
+	FlagTrace       = "trace"
+)
+
+// TestingFlags are the testing package's flags that Args passes; a fake bench
+// binary declares them to accept the same command line.
+var TestingFlags = []string{"test.run", "test.bench", "test.benchtime", "test.count"}
+
+// Flags are the bench binary's own flags, declared once here and registered by the
+// binary, by the harness's fakes, and read back by Args.
+type Flags struct {
+	dims         map[string]*string
+	ProfileFiles *string // comma-separated profile files
+	Crash        *string // BenchmarkRecovery's crash points
+	Trace        *string // the JSON-lines trace file to append to
+}
+
+// Register declares the flags on fs, each dimension defaulting to defaults' values.
+func Register(fs *flag.FlagSet, defaults Matrix) *Flags {
+	f := &Flags{dims: map[string]*string{}}
+	for _, d := range Dimensions {
+		f.dims[d] = fs.String(d, defaults.Get(d), "comma-separated "+d+" values of the cells to run")
+	}
+	f.ProfileFiles = fs.String(FlagProfileFile, "", "comma-separated profile files to add to the built-in profiles")
+	f.Crash = fs.String(FlagCrash, "25%,50%,90%", "comma-separated fractions of the snapshot rows at which BenchmarkRecovery loses power")
+	f.Trace = fs.String(FlagTrace, "", "append each job's trace (per-epoch rows and latencies, bytes per category) to this JSON-lines file")
+	return f
+}
+
+// Matrix reads the dimension flags; an error names the flag.
+func (f *Flags) Matrix() (Matrix, error) {
+	var m Matrix
+	for _, d := range Dimensions {
+		if err := m.Set(d, *f.dims[d]); err != nil {
+			return m, &FlagError{Flag: d, Err: err}
+		}
+	}
+	return m, nil
+}
+
+// ProfileFileList is the -profile-file list, nil when empty.
+func (f *Flags) ProfileFileList() []string {
+	if *f.ProfileFiles == "" {
+		return nil
+	}
+	return strings.Split(*f.ProfileFiles, ",")
+}
+
+// FlagError is a bad value of a named flag.
+type FlagError struct {
+	Flag string
+	Err  error
+}
+
+func (e *FlagError) Error() string { return "-" + e.Flag + ": " + e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// Args are the bench binary's arguments that run exactly this cell once: each
+// dimension set to the cell's value, -test.bench matching the cell's name level by
+// level, one iteration, the trace file and the profile files (absolute paths).
+func (c Cell) Args(trace string, profileFiles []string) []string {
+	m := c.Only()
+	args := []string{"-test.run", "^$", "-test.bench", c.BenchRegexp()}
+	for _, d := range Dimensions {
+		args = append(args, "-"+d, m.Get(d))
+	}
+	args = append(args, "-test.benchtime", "1x", "-test.count", "1")
+	if trace != "" {
+		args = append(args, "-"+FlagTrace, trace)
+	}
+	if len(profileFiles) > 0 {
+		args = append(args, "-"+FlagProfileFile, strings.Join(profileFiles, ","))
+	}
+	return args
+}

@@ -1,0 +1,75 @@
+package contract
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Trace is the detail of one job that does not fit a benchfmt line, for plots: a
+// trace file holds one Trace per line as JSON.
+type Trace struct {
+	Cell         string           `json:"cell"`
+	WallSec      float64          `json:"wall_sec"`
+	LoadSec      float64          `json:"load_sec"`
+	SnapshotRows int64            `json:"snapshot_rows"`
+	UpstreamRows int64            `json:"upstream_rows"`
+	Epochs       []TraceEpoch     `json:"epochs"`
+	FSBytes      map[string]int64 `json:"fs_bytes"` // physical bytes per write category
+	FSSyncs      map[string]int64 `json:"fs_syncs"`
+	Logical      map[string]int64 `json:"logical_bytes"` // per table: upstream, mv, state
+}
+
+// TraceEpoch is one committed epoch.
+type TraceEpoch struct {
+	Epoch        uint64  `json:"epoch"`
+	AtSec        float64 `json:"at_sec"` // barrier injection, from the first barrier's
+	LatencySec   float64 `json:"latency_sec"`
+	Checkpoint   bool    `json:"checkpoint"`
+	SnapshotRows int64   `json:"snapshot_rows"`
+	UpstreamRows int64   `json:"upstream_rows"`
+}
+
+// AppendTrace adds t as a line to the trace file, creating it if needed.
+func AppendTrace(path string, t Trace) error {
+	line, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("trace: %w", err)
+	}
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		f.Close()
+		return fmt.Errorf("trace %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// ReadTraces reads a trace file's lines.
+func ReadTraces(r io.Reader, name string) ([]Trace, error) {
+	var out []Trace
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 64<<20)
+	for n := 1; sc.Scan(); n++ {
+		var t Trace
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			return out, fmt.Errorf("trace %s:%d: %w", name, n, err)
+		}
+		out = append(out, t)
+	}
+	return out, sc.Err()
+}
+
+// ReadTraceFile reads the traces of one file.
+func ReadTraceFile(path string) ([]Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadTraces(f, path)
+}

@@ -1,0 +1,104 @@
+package contract
+
+import (
+	"io"
+	"math"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+)
+
+// Unit names, each with its better direction in Units. ns/op is read back as
+// sec/op (benchfmt tidies it), which is the name tables and thresholds use.
+const (
+	UnitNsPerOp      = "ns/op"
+	UnitSecPerOp     = "sec/op"
+	UnitRowsPerSec   = "rows/s"
+	UnitBarrierP50   = "barrier-p50-sec"
+	UnitBarrierP99   = "barrier-p99-sec"
+	UnitBarrierMax   = "barrier-max-sec"
+	UnitWriteAmp     = "write-amp"
+	UnitStatePerMV   = "state/mv-bytes"
+	UnitCPUPerRow    = "cpu-sec/row"
+	UnitLogicalPerOp = "logical-B/op"
+	UnitRecoverySec  = "recovery-sec" // reopen → first barrier committed
+	UnitRereadRows   = "reread-rows"  // snapshot rows read again after a crash
+)
+
+// FSCategories are the filesystem write categories, in report order; the bench
+// package's tests check that the byte meter has exactly these.
+var FSCategories = []string{"wal", "flush", "compaction", "manifest", "other"}
+
+// FSUnit is the unit of physical bytes written in one category: fs-wal-B/op.
+func FSUnit(category string) string { return "fs-" + category + "-B/op" }
+
+// Units lists every unit the benchmarks report with whether higher is better.
+func Units() []benchfmt.UnitMetadata {
+	m := func(unit, better string) benchfmt.UnitMetadata {
+		return benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}, OrigUnit: unit, Value: better}
+	}
+	u := []benchfmt.UnitMetadata{
+		m(UnitRowsPerSec, "higher"),
+		m(UnitBarrierP50, "lower"),
+		m(UnitBarrierP99, "lower"),
+		m(UnitBarrierMax, "lower"),
+		m(UnitWriteAmp, "lower"),
+		m(UnitStatePerMV, "lower"),
+		m(UnitCPUPerRow, "lower"),
+		m(UnitLogicalPerOp, "lower"),
+		m(UnitRecoverySec, "lower"),
+		m(UnitRereadRows, "lower"),
+	}
+	for _, c := range FSCategories {
+		u = append(u, m(FSUnit(c), "lower"))
+	}
+	return u
+}
+
+// UnitMap is Units as benchfmt's map, for results made in memory.
+func UnitMap() benchfmt.UnitMetadataMap {
+	out := benchfmt.UnitMetadataMap{}
+	for _, u := range Units() {
+		out[u.UnitMetadataKey] = &u
+	}
+	return out
+}
+
+// WriteUnits writes the Unit metadata lines, so that tools reading the results know
+// each metric's direction.
+func WriteUnits(w io.Writer) error {
+	bw := benchfmt.NewWriter(w)
+	for _, u := range Units() {
+		if err := bw.Write(&u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Better is a unit's direction, +1 higher is better, −1 lower, 0 unknown: from its
+// Unit metadata or, without one, from its name: rates (…/s) are better higher;
+// times, bytes, allocations and amplification lower.
+func Better(units benchfmt.UnitMetadataMap, unit string) int {
+	if b := units.GetBetter(unit); b != 0 {
+		return b
+	}
+	switch {
+	case strings.HasSuffix(unit, "/s"):
+		return 1
+	case strings.Contains(unit, "sec"), strings.HasSuffix(unit, "B/op"), strings.Contains(unit, "allocs"), strings.Contains(unit, "amp"):
+		return -1
+	}
+	return 0
+}
+
+// Quantile is the nearest-rank q-quantile of sorted values (0 when there are none):
+// the smallest value with at least a fraction q of the values at or below it. Every
+// reported latency quantile uses it.
+func Quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}

@@ -1,0 +1,82 @@
+package render
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestReportGolden(t *testing.T) {
+	fixture := filepath.Join("..", "judge", "testdata", "compare")
+	base, units, err := contract.ReadFiles(filepath.Join(fixture, "base.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, err := contract.ReadFiles(filepath.Join(fixture, "head.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _, err := judge.Compare(base, head, units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Base, v.Head = "main", "working-tree"
+	var buf bytes.Buffer
+	const machine = "`0123456789ab`, Fixture CPU, 2 cores, linux/amd64"
+	WriteReport(&buf, v, "benchrun compare main", machine, []string{"deltas", "variants"})
+	golden := filepath.Join("testdata", "report.golden.md")
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("report.md differs from %s:\n%s", golden, buf.String())
+	}
+	// A matrix of a thousand judged pairs still fits in a GitHub comment.
+	big := *v
+	for len(big.Findings) < 1000 {
+		big.Findings = append(big.Findings, v.Findings...)
+	}
+	buf.Reset()
+	WriteReport(&buf, &big, "benchrun compare main", machine, nil)
+	if n := len([]rune(buf.String())); n > 60000 || !strings.Contains(buf.String(), "more rows in verdict.json") {
+		t.Errorf("report of %d findings is %d characters; want < 60000 and a pointer to verdict.json", len(big.Findings), n)
+	}
+}
+
+func TestSummaryGolden(t *testing.T) {
+	results, units, err := contract.ReadFiles(filepath.Join("..", "testdata", "plots", "run", "results.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := SummaryGrid(results, units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "summary.golden.txt")
+	if *update {
+		os.WriteFile(golden, buf.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("summary differs from %s:\n%s", golden, buf.String())
+	}
+}

@@ -1,0 +1,113 @@
+// Package render shows results to people: the run summary, the verdict table,
+// report.md and verdict.json, the table of every metric, and the plots.
+package render
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+)
+
+// SummaryGrid is how the summary and the run's plots group a run's results:
+// a row per cell group, persist off and on as columns.
+func SummaryGrid(results []*benchfmt.Result, units benchfmt.UnitMetadataMap) (*judge.Grid, error) {
+	return judge.NewGrid(judge.GridConfig{Col: "/persist@(off on)"}, results, units)
+}
+
+// WriteSummary prints, per cell group, each metric with persist off and on side by
+// side: median ± 95 % CI and n, then the change with its p-value, "~" when the
+// difference is not significant, and whether the change is better or worse.
+func WriteSummary(w io.Writer, g *judge.Grid) error {
+	if len(g.Tables) == 0 {
+		_, err := fmt.Fprintln(w, "no results")
+		return err
+	}
+	rows := g.Tables[0].Rows
+	cols := g.Tables[0].Cols
+	for _, t := range g.Tables[1:] {
+		rows = mergeKeys(rows, t.Rows)
+		cols = mergeKeys(cols, t.Cols)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, row := range rows {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		fmt.Fprintf(tw, "%s\n", contract.Label(row.StringValues()))
+		fmt.Fprint(tw, "  metric")
+		for _, c := range cols {
+			fmt.Fprintf(tw, "\tpersist=%s", c.StringValues())
+		}
+		if len(cols) > 1 {
+			fmt.Fprintf(tw, "\t%s vs %s", cols[len(cols)-1].StringValues(), cols[0].StringValues())
+		}
+		fmt.Fprintln(tw)
+		for _, t := range g.Tables {
+			fmt.Fprintf(tw, "  %s %s", t.Unit, arrow(t.Better))
+			var last *judge.GridCell
+			for _, c := range cols {
+				cell := t.Cells[judge.GridKey{Row: row, Col: c}]
+				last = cell
+				if cell == nil {
+					fmt.Fprint(tw, "\t—")
+					continue
+				}
+				fmt.Fprintf(tw, "\t%s", formatStat(judge.StatOf(cell), t.Unit))
+			}
+			if len(cols) > 1 {
+				fmt.Fprintf(tw, "\t%s", describeChange(last, t.Better))
+			}
+			fmt.Fprintln(tw)
+		}
+	}
+	fmt.Fprintln(tw, legend)
+	return tw.Flush()
+}
+
+// describeChange renders a comparison cell: "+3.10% (p=0.002) worse" or "~ (p=0.310)".
+func describeChange(c *judge.GridCell, better int) string {
+	if c == nil || c.Cmp == nil {
+		return "—"
+	}
+	delta := c.Cmp.FormatDelta(c.Base.Summary.Center, c.Summary.Center)
+	s := fmt.Sprintf("%s (p=%.3f)", delta, c.Cmp.P)
+	if d, ok := c.Delta(); ok && c.Significant() && d != 0 && better != 0 {
+		if (d > 0) == (better > 0) {
+			s += " better"
+		} else {
+			s += " worse"
+		}
+	}
+	return s
+}
+
+func arrow(better int) string {
+	switch {
+	case better > 0:
+		return "↑"
+	case better < 0:
+		return "↓"
+	}
+	return " "
+}
+
+// mergeKeys appends the keys of b missing from a, keeping a's order.
+func mergeKeys(a, b []benchproc.Key) []benchproc.Key {
+	seen := map[benchproc.Key]bool{}
+	for _, k := range a {
+		seen[k] = true
+	}
+	for _, k := range b {
+		if !seen[k] {
+			a = append(a, k)
+			seen[k] = true
+		}
+	}
+	return a
+}

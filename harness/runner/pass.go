@@ -1,0 +1,339 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/internal/files"
+)
+
+// Side is one build of the benchmarks: a plain run has one, a compare two.
+type Side struct {
+	Label    string // "" in a plain run; "base" or "head"
+	Checkout Checkout
+	Binary   string
+	File     string // its results file, rewritten after every trial ("": none)
+}
+
+// PassConfig says where and how a pass runs its trials.
+type PassConfig struct {
+	Dir          string // the results directory, absolute; traces go under traces/
+	Name         string // "" for the main pass; another name keeps its traces and failures apart
+	Profiles     *profile.Set
+	ProfileFiles []string // absolute, for the bench binary
+	Timeout      time.Duration
+	Machine      Machine
+	Progress     io.Writer // progress bar or log lines; nil: none
+	Terminal     bool      // Progress is a terminal: draw a bar
+	Logger       *slog.Logger
+}
+
+// Failure is a trial that did not produce a verified result.
+type Failure struct {
+	Trial  Trial
+	Side   string // "base" or "head" in a compare
+	Reason string // "exit status 2", "timeout after 10m", "no result for the cell"
+	Tail   string // the end of its output
+}
+
+// PassResult is what a pass left: per side, its results in plan order and the
+// trace files of its trials.
+type PassResult struct {
+	Results  [][]*benchfmt.Result
+	Traces   [][]string
+	Units    benchfmt.UnitMetadataMap
+	Failures []Failure
+	Done     int // trials finished, failed or not
+	Planned  int
+}
+
+// pass is the state of one pass: fresh for every pass, so counters, traces and
+// failures of one never mix with another's.
+type pass struct {
+	cfg     PassConfig
+	sides   []Side
+	trials  []Trial
+	results []map[int][]*benchfmt.Result // per side, by trial index
+	out     *PassResult
+}
+
+// RunPass runs the trials, each on its side, stopping early only when ctx is done.
+// A failed trial is recorded and the rest go on; the results files and
+// failures file are rewritten after every trial, so an interruption loses nothing
+// finished. The error is about the results directory only; see PassResult.Err.
+func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) (*PassResult, error) {
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 10 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &pass{cfg: cfg, sides: sides, trials: trials,
+		out: &PassResult{Results: make([][]*benchfmt.Result, len(sides)), Traces: make([][]string, len(sides)), Units: benchfmt.UnitMetadataMap{}, Planned: len(trials)}}
+	for range sides {
+		p.results = append(p.results, map[int][]*benchfmt.Result{})
+	}
+	prog := newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, len(trials))
+	for _, t := range trials {
+		if ctx.Err() != nil {
+			break
+		}
+		s := sides[t.Side]
+		prof, _ := cfg.Profiles.Get(t.Cell.Profile)
+		prog.start(t)
+		o := p.runOne(ctx, s, prof, t)
+		if ctx.Err() != nil && o.failure != nil {
+			break // interrupted: neither a result nor a failure
+		}
+		p.out.Done++
+		if o.failure != nil {
+			p.out.Failures = append(p.out.Failures, *o.failure)
+			if err := p.writeFailures(); err != nil {
+				return p.out, err
+			}
+		} else {
+			for _, r := range o.results {
+				addConfig(r, s.Checkout, cfg.Machine, prof)
+			}
+			p.results[t.Side][t.Index] = o.results
+			p.out.Traces[t.Side] = append(p.out.Traces[t.Side], o.trace)
+			maps.Copy(p.out.Units, o.units)
+		}
+		prog.done(t, o.failure)
+		p.out.Results[t.Side] = p.ordered(t.Side)
+		if s.File != "" {
+			data, err := contract.Encode(p.out.Results[t.Side], p.out.Units)
+			if err == nil {
+				err = files.WriteAtomic(filepath.Join(cfg.Dir, s.File), data)
+			}
+			if err != nil {
+				return p.out, err
+			}
+		}
+	}
+	prog.finish()
+	return p.out, nil
+}
+
+// Err summarizes a pass that is over: interrupted, with failed trials, or nil.
+func (r *PassResult) Err(ctx context.Context, dir string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted after %d of %d runs; the finished ones are in %s", r.Done, r.Planned, dir)
+	}
+	if len(r.Failures) > 0 {
+		return fmt.Errorf("%d of %d runs failed (see %s)", len(r.Failures), r.Planned, filepath.Join(dir, "failures.txt"))
+	}
+	return nil
+}
+
+// ordered lists a side's results by cell in plan order and by round within a
+// cell, so that config lines change rarely in its file.
+func (p *pass) ordered(side int) []*benchfmt.Result {
+	var cells []contract.Cell
+	byCell := map[contract.Cell][]*benchfmt.Result{}
+	for _, t := range p.trials {
+		if t.Side != side {
+			continue
+		}
+		if _, ok := byCell[t.Cell]; !ok {
+			cells = append(cells, t.Cell)
+			byCell[t.Cell] = nil
+		}
+		byCell[t.Cell] = append(byCell[t.Cell], p.results[side][t.Index]...)
+	}
+	var out []*benchfmt.Result
+	for _, c := range cells {
+		out = append(out, byCell[c]...)
+	}
+	return out
+}
+
+type outcome struct {
+	results []*benchfmt.Result
+	units   benchfmt.UnitMetadataMap
+	trace   string
+	failure *Failure
+}
+
+// traceDir is where a side's traces of this pass go: traces/[pass/][side/].
+func (p *pass) traceDir(s Side) string {
+	return filepath.Join(p.cfg.Dir, "traces", p.cfg.Name, s.Label)
+}
+
+// runOne runs one job of the cell in its own process of the side's bench binary.
+func (p *pass) runOne(ctx context.Context, s Side, prof profile.Profile, t Trial) outcome {
+	dir := p.traceDir(s)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return outcome{failure: &Failure{Trial: t, Side: s.Label, Reason: err.Error()}}
+	}
+	trace := filepath.Join(dir, traceName(t))
+	tmpTrace := trace + ".tmp"
+	os.Remove(tmpTrace)
+	rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
+	defer cancel()
+	cmd := exec.CommandContext(rctx, s.Binary, t.Cell.Args(tmpTrace, p.cfg.ProfileFiles)...)
+	cmd.Dir = p.cfg.Dir
+	cmd.Env = os.Environ()
+	if prof.CPUs > 0 {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
+	}
+	// Ask the process to stop first; kill it if it does not within the delay.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 5 * time.Second
+	var stdout bytes.Buffer
+	stderr := &tailBuffer{max: 8 << 10}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	err := cmd.Run()
+
+	fail := func(reason string) outcome {
+		os.Remove(tmpTrace)
+		return outcome{failure: &Failure{Trial: t, Side: s.Label, Reason: reason, Tail: failureTail(stdout.String(), stderr.String())}}
+	}
+	switch {
+	case errors.Is(rctx.Err(), context.DeadlineExceeded):
+		return fail(fmt.Sprintf("timeout after %v", p.cfg.Timeout))
+	case ctx.Err() != nil:
+		return fail("interrupted")
+	case err != nil:
+		return fail(err.Error())
+	}
+	out := outcome{units: benchfmt.UnitMetadataMap{}, trace: trace}
+	r := benchfmt.NewReader(bytes.NewReader(stdout.Bytes()), "run "+strconv.Itoa(t.Index))
+	for r.Scan() {
+		switch rec := r.Result().(type) {
+		case *benchfmt.Result:
+			if c, ok := contract.CellOf(rec); ok && c == t.Cell {
+				out.results = append(out.results, rec.Clone())
+			}
+		case *benchfmt.UnitMetadata:
+			u := *rec
+			out.units[u.UnitMetadataKey] = &u
+		}
+	}
+	if len(out.results) == 0 {
+		return fail("no result for the cell in the output")
+	}
+	// A bench binary that wrote no trace (an older commit) still has its results.
+	if err := os.Rename(tmpTrace, trace); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return fail("trace: " + err.Error())
+		}
+		out.trace = ""
+	}
+	return out
+}
+
+// traceName is the trace file of a trial: the cell's values and the round.
+func traceName(t Trial) string {
+	m := t.Cell.Only()
+	var vals []string
+	for _, d := range contract.Dimensions {
+		vals = append(vals, strings.NewReplacer(":", "-", "+", "-", ",", "-").Replace(m.Get(d)))
+	}
+	return fmt.Sprintf("%s.r%d.jsonl", strings.Join(vals, "_"), t.Round)
+}
+
+// addConfig adds the harness's config keys to a result from the bench binary, which
+// itself gives goos, goarch, pkg and cpu.
+func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile) {
+	procs := strconv.Itoa(m.Cores)
+	if p.CPUs > 0 {
+		procs = strconv.Itoa(p.CPUs)
+	}
+	commitTime := ""
+	if !src.CommitTime.IsZero() {
+		commitTime = src.CommitTime.UTC().Format(time.RFC3339)
+	}
+	for _, kv := range [][2]string{
+		{contract.ConfigCommit, src.Commit},
+		{contract.ConfigCommitTime, commitTime},
+		{contract.ConfigBranch, src.Branch},
+		{contract.ConfigDirty, strconv.FormatBool(src.Dirty)},
+		{contract.ConfigGo, src.GoVersion},
+		{contract.ConfigPebble, src.Pebble},
+		{contract.ConfigCores, strconv.Itoa(m.Cores)},
+		{contract.ConfigGOMAXPROCS, procs},
+		{contract.ConfigMachine, m.Fingerprint},
+		{contract.ConfigProfile, fmt.Sprintf("%s v%d", p.Name, p.Version)},
+		{contract.ConfigDisk, p.Disk()},
+	} {
+		if kv[1] != "" {
+			r.SetConfig(kv[0], kv[1])
+			i, _ := r.ConfigIndex(kv[0])
+			r.Config[i].File = true // written to the results file, like the binary's own
+		}
+	}
+}
+
+// writeFailures rewrites the pass's failures file: failures.txt, or
+// <pass>-failures.txt.
+func (p *pass) writeFailures() error {
+	var b strings.Builder
+	for _, f := range p.out.Failures {
+		side := ""
+		if f.Side != "" {
+			side = ", " + f.Side
+		}
+		fmt.Fprintf(&b, "run %d (round %d%s) Benchmark%s: %s\n", f.Trial.Index, f.Trial.Round, side, f.Trial.Cell.FullName(), f.Reason)
+		for _, l := range strings.Split(strings.TrimRight(f.Tail, "\n"), "\n") {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	name := "failures.txt"
+	if p.cfg.Name != "" {
+		name = p.cfg.Name + "-" + name
+	}
+	return files.WriteAtomic(filepath.Join(p.cfg.Dir, name), []byte(b.String()))
+}
+
+// failureTail is the end of a failed run's output: its stdout without the lines
+// benchstat reads, then its stderr.
+func failureTail(stdout, stderr string) string {
+	var keep []string
+	for _, l := range strings.Split(stdout, "\n") {
+		k, _, _ := strings.Cut(l, ":")
+		switch {
+		case strings.HasPrefix(l, "Unit "), strings.HasPrefix(l, "Benchmark") && strings.Contains(l, "\t"):
+		case k == "goos" || k == "goarch" || k == "pkg" || k == "cpu":
+		default:
+			keep = append(keep, l)
+		}
+	}
+	out := strings.TrimSpace(strings.Join(keep, "\n") + "\n" + stderr)
+	const lines = 20
+	if ls := strings.Split(out, "\n"); len(ls) > lines {
+		out = strings.Join(ls[len(ls)-lines:], "\n")
+	}
+	return out
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string { return string(t.buf) }

@@ -1,0 +1,167 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
+)
+
+// Trial is one process of a bench binary: one job of one cell on one side.
+type Trial struct {
+	Index int // 1-based, in execution order within its pass
+	Round int // 1-based
+	Cell  contract.Cell
+	Side  int // which build runs it: 0 in a plain run; 0 base, 1 head in a compare
+}
+
+// Plan orders count rounds, each running every cell once on each of the sides in
+// turn, so that drift of the machine over time spreads over all cells and sides
+// alike: A B A B …, not A A … B B ….
+func Plan(cells []contract.Cell, count, sides int) []Trial {
+	var trials []Trial
+	for r := 1; r <= count; r++ {
+		for _, c := range cells {
+			for s := range sides {
+				trials = append(trials, Trial{Index: len(trials) + 1, Round: r, Cell: c, Side: s})
+			}
+		}
+	}
+	return trials
+}
+
+// Shard is one part of a matrix split over runners: Index of Count, from 1.
+type Shard struct{ Index, Count int }
+
+// ParseShard reads "i/n".
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{1, 1}, nil
+	}
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return Shard{}, fmt.Errorf("--shard %q: want i/n with 1 ≤ i ≤ n, like 2/4", s)
+	}
+	return Shard{i, n}, nil
+}
+
+// workloadCost is a workload table's relative cost per row (narrow = 1), measured
+// on the in-memory profile.
+var workloadCost = map[string]float64{"narrow": 1, "bid": 2.5, "person": 2.5, "auction": 3, "wide": 6}
+
+// EstimateCost is a cell's expected seconds per run: a process start and the load
+// of table A, plus the job, by rows, workload and the profile's disk.
+func EstimateCost(c contract.Cell, p profile.Profile) float64 {
+	table, _, _ := strings.Cut(c.Workload, "+")
+	w, ok := workloadCost[table]
+	if !ok {
+		w = 3
+	}
+	perRow := 4e-6 * w // load + job + verification on mem, 2 cores
+	bytes := 400 * w * float64(c.Rows)
+	cost := 0.3 + perRow*float64(c.Rows)
+	if p.WriteBandwidth > 0 {
+		cost += bytes / float64(p.WriteBandwidth)
+	}
+	return cost
+}
+
+// ShardCells picks the shard's cells. Cells that differ only in persist stay
+// together, so that each on/off pair is measured on one machine; groups go to
+// shards by longest-processing-time-first on the estimated cost, which is
+// deterministic and balanced, and every cell lands in exactly one shard.
+func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contract.Cell {
+	type group struct {
+		cells []contract.Cell
+		cost  float64
+	}
+	var groups []*group
+	index := map[contract.Cell]*group{}
+	for _, c := range cells {
+		k := c
+		k.Persist = false
+		g := index[k]
+		if g == nil {
+			g = &group{}
+			index[k] = g
+			groups = append(groups, g)
+		}
+		p, _ := profiles.Get(c.Profile)
+		g.cells = append(g.cells, c)
+		g.cost += EstimateCost(c, p)
+	}
+	order := append([]*group(nil), groups...)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].cost > order[j].cost })
+	load := make([]float64, s.Count)
+	owner := map[*group]int{}
+	for _, g := range order {
+		best := 0
+		for i := range load {
+			if load[i] < load[best] {
+				best = i
+			}
+		}
+		load[best] += g.cost
+		owner[g] = best
+	}
+	var out []contract.Cell
+	for _, g := range groups { // plan order within the shard
+		if owner[g] == s.Index-1 {
+			out = append(out, g.cells...)
+		}
+	}
+	return out
+}
+
+// WritePlan prints what a run would do, for --dry-run.
+func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Cell, trials []Trial, shard Shard) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	rounds := 0
+	if len(cells) > 0 {
+		rounds = len(trials) / len(cells)
+	}
+	part := ""
+	if shard.Count > 1 {
+		part = fmt.Sprintf(" (shard %d of %d)", shard.Index, shard.Count)
+	}
+	estimate := 0.0
+	for _, r := range trials {
+		p, _ := set.Get(r.Cell.Profile)
+		estimate += EstimateCost(r.Cell, p)
+	}
+	fmt.Fprintf(tw, "plan%s: %d cells × %d rounds = %d runs, one process each, every round running every cell once; about %v on 2 cores\n\n",
+		part, len(cells), rounds, len(trials), time.Duration(estimate*float64(time.Second)).Round(time.Second))
+	fmt.Fprintln(tw, "profiles:")
+	for _, name := range used {
+		p, _ := set.Get(name)
+		fmt.Fprintf(tw, "  %s\t%s\n", p.Name, p.Describe())
+	}
+	fmt.Fprintf(tw, "\ncells (Benchmark%s/…):\n", contract.BenchmarkName)
+	for i, c := range cells {
+		fmt.Fprintf(tw, "  %d\t%s\n", i+1, c.Name())
+	}
+	if len(cells) > 0 {
+		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(cells[0].Args("FILE", nil)))
+	}
+	return tw.Flush()
+}
+
+// QuoteArgs renders a command line so that a shell would read it back the same.
+func QuoteArgs(args []string) string {
+	var out []string
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out = append(out, a)
+	}
+	return strings.Join(out, " ")
+}
