@@ -187,3 +187,51 @@ func TestPlotTrends(t *testing.T) {
 		t.Error("no files: no error")
 	}
 }
+
+// TestCompareFilesOutsideACheckout compares two results files from a directory
+// that is no Go module: nothing needs the checkout.
+func TestCompareFilesOutsideACheckout(t *testing.T) {
+	base, err := filepath.Abs(filepath.Join(compareFixture, "base.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := filepath.Abs(filepath.Join(compareFixture, "head.txt"))
+	t.Chdir(t.TempDir())
+	cfg := CompareConfig{Base: base, Head: head,
+		Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Output: Output{Stdout: io.Discard}, NoPlots: true}
+	cfg.Count, cfg.Src = 1, "/nonexistent"
+	if _, err := Compare(t.Context(), cfg); !errors.Is(err, ErrRegression) {
+		t.Fatalf("err = %v, want the fixture's regression", err)
+	}
+	if _, err := os.Stat(filepath.Join("compare", "verdict.json")); err == nil {
+		t.Error("verdict.json outside compare/<base>..<head>")
+	}
+	if m, _ := filepath.Glob(filepath.Join("compare", "*", "verdict.json")); len(m) != 1 {
+		t.Errorf("verdict.json files under ./compare: %v", m)
+	}
+}
+
+// TestNightlyKeepsAStricterAlpha: the nightly takes compare's analysis options and
+// refuses bad ones before recording anything.
+func TestNightlyKeepsAStricterAlpha(t *testing.T) {
+	hist := t.TempDir()
+	cfg := NightlyConfig{Results: filepath.Join(compareFixture, "base.txt"), History: hist,
+		Run: RunConfig{Output: Output{Stdout: io.Discard}}}
+	cfg.Analysis.Options = judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.BH, Alpha: 2}
+	var ce *ConfigError
+	if _, err := Nightly(t.Context(), cfg); !errors.As(err, &ce) {
+		t.Fatalf("alpha 2: err = %v, want a configuration error", err)
+	}
+	cfg.Analysis.Alpha = 0.001
+	rep, err := Nightly(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(rep.Dir, "nightly.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "bh correction, α = 0.001") {
+		t.Errorf("nightly.md does not state the alpha and correction given:\n%s", md)
+	}
+}

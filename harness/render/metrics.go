@@ -20,7 +20,7 @@ func WriteMetrics(w io.Writer, g *judge.Grid, reproduce string) error {
 		if i > 0 {
 			fmt.Fprintln(tw)
 		}
-		if cfg := t.Key.StringValues(); cfg != t.Unit {
+		if cfg := t.Key.String(); cfg != ".unit:"+t.Unit {
 			fmt.Fprintf(tw, "%s\n", cfg)
 		}
 		fmt.Fprintf(tw, "\t%s %s", t.Unit, arrow(t.Better))
