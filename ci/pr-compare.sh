@@ -9,7 +9,8 @@
 #   BENCHRUN      how to invoke benchrun (default: go run ./cmd/benchrun)
 #   COMPARE_ARGS  extra flags for benchrun compare, e.g. "--profile gp3 --count 10"
 #
-# Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error.
+# Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error,
+# 3 inconclusive.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -20,6 +20,10 @@ import (
 // ErrRegression is returned by Compare and Nightly when the verdict is a regression.
 var ErrRegression = errors.New("regression")
 
+// ErrInconclusive is returned by Compare when no regression was found but some
+// judged pairs could not be shown to be within their thresholds either.
+var ErrInconclusive = errors.New("inconclusive: some changes could be beyond their thresholds; run more rounds (--count) to settle them")
+
 // CompareConfig configures `benchrun compare`.
 type CompareConfig struct {
 	Measure              // what to run when the sides are refs; unused for files
@@ -96,13 +100,14 @@ func (cfg *CompareConfig) setup() (*compareSetup, error) {
 
 // sides are both sides' results, in memory.
 type sides struct {
-	base, head []*benchfmt.Result
+	base, head judge.Side
 	units      benchfmt.UnitMetadataMap
 }
 
 // Compare measures or reads both sides, judges them and writes the comparison
 // directory: base.txt and head.txt, verdict.json, report.md, metrics.txt and the
-// plots. The error is ErrRegression when a regression stands.
+// plots. The error is ErrRegression when a regression stands, ErrInconclusive when
+// none does but not every judged pair was settled.
 func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	s, err := cfg.setup()
 	if err != nil {
@@ -123,8 +128,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		if measured, err = readSides(s.base.file, s.head.file); err != nil {
 			return nil, err
 		}
-		for name, rs := range map[string][]*benchfmt.Result{"base.txt": measured.base, "head.txt": measured.head} {
-			if err := writeResults(filepath.Join(dir, name), rs, measured.units); err != nil {
+		for name, side := range map[string]judge.Side{"base.txt": measured.base, "head.txt": measured.head} {
+			if err := writeResults(filepath.Join(dir, name), side.Results, measured.units); err != nil {
 				return nil, err
 			}
 		}
@@ -159,7 +164,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			if err == nil {
 				err = pass.Err(ctx, dir)
 			}
-			return sides{pass.Results[0], pass.Results[1], pass.Units}, pass, err
+			return sides{judge.Side{Results: pass.Results[0], Rounds: pass.Rounds[0]}, judge.Side{Results: pass.Results[1], Rounds: pass.Rounds[1]}, pass.Units}, pass, err
 		}
 		var pass *runner.PassResult
 		if measured, pass, err = run("", cfg.Matrix.Cells(), cfg.Count); err != nil {
@@ -186,8 +191,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	if err := writeComparison(cfg, dir, v, g, traces); err != nil {
 		return v, err
 	}
-	if v.Regression {
+	switch v.Outcome() {
+	case judge.Regression:
 		return v, ErrRegression
+	case judge.Inconclusive:
+		return v, ErrInconclusive
 	}
 	return v, nil
 }
@@ -207,10 +215,10 @@ func readSides(base, head string) (sides, error) {
 	var s sides
 	var err error
 	var headUnits benchfmt.UnitMetadataMap
-	if s.base, s.units, err = contract.ReadFiles(base); err != nil {
+	if s.base.Results, s.units, err = contract.ReadFiles(base); err != nil {
 		return s, fmt.Errorf("compare: %w", err)
 	}
-	if s.head, headUnits, err = contract.ReadFiles(head); err != nil {
+	if s.head.Results, headUnits, err = contract.ReadFiles(head); err != nil {
 		return s, fmt.Errorf("compare: %w", err)
 	}
 	for k, u := range headUnits {

@@ -95,7 +95,7 @@ func TestCompareCommits(t *testing.T) {
 	m.Workloads, m.Persist = []string{"narrow"}, []bool{false}
 	var progress strings.Builder
 	cfg := CompareConfig{
-		Measure: Measure{Matrix: m, Count: 6, Src: repo},
+		Measure: Measure{Matrix: m, Count: 8, Src: repo},
 		Output:  Output{Stdout: &strings.Builder{}, Progress: &progress, Logger: slog.New(slog.NewTextHandler(&progress, nil))},
 		Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05},
 		Confirm: 1, CommandLine: []string{"benchrun", "compare", "HEAD~1", "HEAD"},
@@ -126,17 +126,18 @@ func TestCompareCommits(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		// Both passes keep their traces: 6 rounds of the main pass, 12 of the confirmation.
+		// Both passes keep their traces: 8 rounds each of the main pass and of the
+		// confirmation.
 		for _, tc := range []struct {
 			glob string
 			want int
-		}{{"traces/base/*.jsonl", 6}, {"traces/head/*.jsonl", 6}, {"traces/confirm/base/*.jsonl", 6}, {"traces/confirm/head/*.jsonl", 6}} {
+		}{{"traces/base/*.jsonl", 8}, {"traces/head/*.jsonl", 8}, {"traces/confirm/base/*.jsonl", 8}, {"traces/confirm/head/*.jsonl", 8}} {
 			if got, _ := filepath.Glob(filepath.Join(dir, tc.glob)); len(got) != tc.want {
 				t.Errorf("%s: %d files, want %d", tc.glob, len(got), tc.want)
 			}
 		}
-		// Progress lines count each pass on its own: 12 runs each.
-		if p := progress.String(); !strings.Contains(p, "run=12/12") || strings.Contains(p, "run=13/") || strings.Contains(p, "/24 ") {
+		// Progress lines count each pass on its own: 16 runs each.
+		if p := progress.String(); !strings.Contains(p, "run=16/16") || strings.Contains(p, "run=17/") || strings.Contains(p, "/32 ") {
 			t.Errorf("progress lines do not count per pass:\n%s", p)
 		}
 		if out := cfg.Stdout.(*strings.Builder).String(); !strings.Contains(out, "✗ REGRESSION") {

@@ -69,8 +69,10 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun compare [flags] BASE [HEAD]
 
-Compares HEAD with BASE and gives a verdict: exit 0 no regression, 1 regression,
-2 usage or build error. Each side is a git ref, a results file or a results
+Compares HEAD with BASE and gives a verdict: exit 0 no regression (every judged
+change shown to be within its threshold), 1 regression, 2 usage or build error,
+3 inconclusive (no regression found, but some change could not be told from one
+beyond its threshold: run more rounds). Each side is a git ref, a results file or a results
 directory; HEAD defaults to the working tree. Refs are checked out in temporary git
 worktrees, built, and run on the same cells interleaved.
 
@@ -96,6 +98,9 @@ worktrees, built, and run on the same cells interleaved.
 	cfg.Terminal = isTerminal(stderr)
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	_, err = harness.Compare(ctx, cfg)
+	if errors.Is(err, harness.ErrInconclusive) {
+		return exitError{3, err}
+	}
 	if err = usageOf(err); err != nil && !errors.Is(err, harness.ErrRegression) && exitCode(err) != 2 {
 		return exitError{2, err} // a build or run failure is not a verdict
 	}

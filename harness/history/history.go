@@ -197,7 +197,7 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 	var alerts []Alert
 	status := func(delta float64, better int, th float64) judge.Status {
 		if math.Abs(delta) <= th {
-			return judge.NoChange
+			return judge.NoRegression
 		}
 		if (delta > 0) == (better > 0) {
 			return judge.Improvement
@@ -223,7 +223,7 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 		for _, cp := range cps {
 			before, after := judge.Median(s.medians[start:cp.Index]), judge.Median(s.medians[cp.Index:nextIndex(cps, cp.Index, len(s.medians))])
 			delta := after/before - 1
-			if st := status(delta, s.better, th); st != judge.NoChange && before != 0 {
+			if st := status(delta, s.better, th); st != judge.NoRegression && before != 0 {
 				n := nights[s.nights[cp.Index]]
 				alerts = append(alerts, Alert{Kind: AlertChange, Status: st, Cell: s.cell, Unit: s.unit, Night: n.Name, Commit: n.Commit, Delta: delta, P: cp.P, Threshold: th})
 			}
@@ -263,7 +263,7 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 		return nil, err
 	}
 	for i, t := range tests {
-		if adj[i] <= cfg.Alpha && t.alert.Status != judge.NoChange {
+		if adj[i] <= cfg.Alpha && t.alert.Status != judge.NoRegression {
 			t.alert.P = adj[i]
 			alerts = append(alerts, t.alert)
 		}

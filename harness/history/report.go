@@ -107,7 +107,7 @@ func WriteReport(b *strings.Builder, rep Report) {
 				units[k] = u
 			}
 		}
-		v, _, err := judge.Compare(prev.Results, latest.Results, units, rep.Analysis.Options)
+		v, _, err := judge.Compare(judge.Side{Results: prev.Results}, judge.Side{Results: latest.Results}, units, rep.Analysis.Options)
 		if err != nil {
 			fmt.Fprintf(b, "\n## Newest night vs the one before\n\nNot compared: %v\n", err)
 		} else {

@@ -5,6 +5,8 @@ package judge
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
@@ -21,6 +23,11 @@ type GridConfig struct {
 	Ignore string // keys left out of .config (benchstat -ignore)
 	Filter string // benchstat -filter; default "*"
 }
+
+// RoundKey is the config key, internal to a comparison (never written to a file),
+// that carries the round a result was measured in; results of base and head with the
+// same round ran back to back and are compared as a pair.
+const RoundKey = ".round"
 
 // UnitOnly, as GridConfig.Table, makes one table per unit whatever the
 // configuration: for results known to come from one machine's history.
@@ -49,6 +56,8 @@ type GridKey struct{ Row, Col benchproc.Key }
 // GridCell is one sample with its summary and, outside the first column, its
 // comparison with the first column's cell of the same row.
 type GridCell struct {
+	Raw     []float64 // the values in the order read
+	Rounds  []int     // each value's round (RoundKey); nil when a value has none
 	Sample  *benchmath.Sample
 	Summary benchmath.Summary
 	Base    *GridCell             // the first column's cell; nil in it or when missing
@@ -113,6 +122,8 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 	type building struct {
 		rows, cols map[benchproc.Key]bool
 		values     map[GridKey][]float64
+		rounds     map[GridKey][]int
+		unpaired   map[GridKey]bool // a value without a round
 	}
 	tables := map[benchproc.Key]*building{}
 	for _, r := range results {
@@ -123,12 +134,18 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 		for i, tk := range tableBy.ProjectValues(r) {
 			t := tables[tk]
 			if t == nil {
-				t = &building{rows: map[benchproc.Key]bool{}, cols: map[benchproc.Key]bool{}, values: map[GridKey][]float64{}}
+				t = &building{rows: map[benchproc.Key]bool{}, cols: map[benchproc.Key]bool{}, values: map[GridKey][]float64{},
+					rounds: map[GridKey][]int{}, unpaired: map[GridKey]bool{}}
 				tables[tk] = t
 			}
 			t.rows[row], t.cols[col] = true, true
 			k := GridKey{row, col}
 			t.values[k] = append(t.values[k], r.Values[i].Value)
+			if round, err := strconv.Atoi(r.GetConfig(RoundKey)); err == nil {
+				t.rounds[k] = append(t.rounds[k], round)
+			} else {
+				t.unpaired[k] = true
+			}
 		}
 	}
 
@@ -143,8 +160,12 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 		}
 		assumption := units.GetAssumption(unit)
 		for k, vals := range b.values {
-			s := benchmath.NewSample(vals, &thresholds)
-			t.Cells[k] = &GridCell{Sample: s, Summary: assumption.Summary(s, Confidence)}
+			s := benchmath.NewSample(slices.Clone(vals), &thresholds)
+			c := &GridCell{Raw: vals, Sample: s, Summary: assumption.Summary(s, Confidence)}
+			if !b.unpaired[k] {
+				c.Rounds = b.rounds[k]
+			}
+			t.Cells[k] = c
 		}
 		for k, c := range t.Cells {
 			if k.Col == t.Cols[0] {

@@ -147,14 +147,14 @@ func TestJudgeKnownShifts(t *testing.T) {
 	}{
 		{"throughput drop beyond threshold", "rows/s", -0.10, Regression},
 		{"throughput rise", "rows/s", +0.10, Improvement},
-		{"throughput drop within threshold", "rows/s", -0.02, NoChange},
+		{"throughput drop within threshold", "rows/s", -0.02, NoRegression},
 		{"write-amp rise", "write-amp", +0.05, Regression},
 		{"write-amp fall", "write-amp", -0.05, Improvement},
-		{"write-amp rise within threshold", "write-amp", +0.01, NoChange},
+		{"write-amp rise within threshold", "write-amp", +0.01, NoRegression},
 		{"barrier tail rise", "barrier-p99-sec", +0.30, Regression},
-		{"barrier tail rise within threshold", "barrier-p99-sec", +0.07, NoChange},
+		{"barrier tail rise within threshold", "barrier-p99-sec", +0.07, NoRegression},
 		{"wall time rise", "sec/op", +0.10, Regression},
-		{"no change", "rows/s", 0, NoChange},
+		{"no change", "rows/s", 0, NoRegression},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
@@ -281,7 +281,7 @@ func TestMixedMachinesAgreeWithBenchstat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Compare(baseRes, headRes, units, Options{DefaultThresholds(), Holm, 0.05})
+	_, _, err = Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{DefaultThresholds(), Holm, 0.05})
 	if err == nil || !strings.Contains(err.Error(), "machine: abc123 in base, fff999 in head") || !strings.Contains(err.Error(), "different machines") {
 		t.Errorf("err = %v, want the machines named", err)
 	}
@@ -292,7 +292,7 @@ func TestMixedMachinesAgreeWithBenchstat(t *testing.T) {
 		t.Fatalf("benchstat on one machine: %v\n%s", err, out)
 	}
 	headRes, _, _ = contract.ReadFiles(filepath.Join("testdata", "compare", "head.txt"))
-	v, _, err := Compare(baseRes, headRes, units, Options{DefaultThresholds(), Holm, 0.05})
+	v, _, err := Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{DefaultThresholds(), Holm, 0.05})
 	if err != nil || len(v.Findings) == 0 {
 		t.Errorf("one machine: err %v, %d findings", err, len(v.Findings))
 	}

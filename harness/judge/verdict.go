@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -17,16 +18,21 @@ import (
 // Status is what a finding says about its (cell, metric) pair.
 type Status int
 
-// Statuses, in the order a report lists them after sorting worst first.
+// Statuses of a judged (cell, metric) pair.
 const (
-	NotJudged   Status = iota // no threshold or no direction for the unit
-	NoChange                  // not significant, or within the threshold
-	Improvement               // significant and beyond the threshold, the good way
-	Regression                // significant and beyond the threshold, the bad way
-	Unconfirmed               // a regression the confirmation pass did not see again
+	NotJudged    Status = iota // no threshold or no direction for the unit
+	NoRegression               // the change's interval lies inside the threshold on the bad side
+	Improvement                // significant and beyond the threshold, the good way
+	Regression                 // significant and beyond the threshold, the bad way
+	Unconfirmed                // a regression the confirmation pass did not see again
+	Inconclusive               // the interval reaches past the threshold on the bad side
 )
 
-var statusNames = []string{"not judged", "no change", "improvement", "regression", "unconfirmed"}
+var statusNames = []string{"not judged", "no regression", "improvement", "regression", "unconfirmed", "inconclusive"}
+
+// Resolved reports whether the status settles its pair: a regression, an
+// improvement or no regression; not inconclusive nor unconfirmed.
+func (s Status) Resolved() bool { return s == NoRegression || s == Improvement || s == Regression }
 
 func (s Status) String() string { return statusNames[s] }
 
@@ -72,17 +78,37 @@ func StatOf(c *GridCell) Stat {
 
 // Finding is one metric of one cell, base against head.
 type Finding struct {
-	Cell      string  `json:"cell"` // contract.Label of the benchmark name
-	Unit      string  `json:"unit"`
-	Better    int     `json:"better"` // +1 higher is better, −1 lower
-	Base      Stat    `json:"base"`
-	Head      Stat    `json:"head"`
-	Delta     float64 `json:"delta"` // relative change of the median, head vs base
-	P         float64 `json:"p"`     // Mann–Whitney U
-	PAdjusted float64 `json:"p_adjusted"`
-	Threshold float64 `json:"threshold"`
-	Status    Status  `json:"status"`
-	Confirm   *Stat   `json:"confirm_head,omitempty"` // the head's sample in the confirmation
+	Cell   string `json:"cell"` // contract.Label of the benchmark name
+	Unit   string `json:"unit"`
+	Better int    `json:"better"` // +1 higher is better, −1 lower
+	Base   Stat   `json:"base"`
+	Head   Stat   `json:"head"`
+	// Pairs is how many rounds ran both sides back to back; with any, the change is
+	// the Hodges–Lehmann estimate of the per-round ratio head/base and P is from the
+	// Wilcoxon signed-rank test. Without, the change is the ratio of the medians and
+	// P is from the Mann–Whitney U test.
+	Pairs     int      `json:"pairs"`
+	Delta     float64  `json:"delta"`              // relative change, head vs base
+	Lo        *float64 `json:"delta_lo,omitempty"` // the change's 95 % interval; absent when n is too small
+	Hi        *float64 `json:"delta_hi,omitempty"`
+	P         float64  `json:"p"`
+	PAdjusted float64  `json:"p_adjusted"`
+	Threshold float64  `json:"threshold"`
+	// Detectable is the smallest change this pair's test would find with 90 %
+	// probability at the corrected significance level, given its spread and n;
+	// absent when no change could be found (too few runs for the test to reach
+	// that level at all).
+	Detectable *float64 `json:"detectable,omitempty"`
+	Status     Status   `json:"status"`
+	Confirm    *Stat    `json:"confirm_head,omitempty"` // the head's sample in the confirmation
+}
+
+// interval is the change's interval, ±Inf where absent.
+func (f Finding) interval() (lo, hi float64) {
+	if f.Lo == nil || f.Hi == nil {
+		return math.Inf(-1), math.Inf(1)
+	}
+	return *f.Lo, *f.Hi
 }
 
 // Verdict is the outcome of a comparison.
@@ -97,6 +123,24 @@ type Verdict struct {
 	OnlyInHead  []string  `json:"only_in_head,omitempty"`
 	Notes       []string  `json:"notes,omitempty"`
 	Regressions int       `json:"regressions"`
+	// Inconclusive counts the judged pairs that are neither shown to regress nor
+	// shown not to (inconclusive and unconfirmed): "no regression" needs none.
+	Inconclusive int `json:"inconclusive"`
+	// Detectable is, per judged unit, the median over its cells of the smallest
+	// change the comparison could have detected; a unit whose median is infinite
+	// (too few runs) is absent.
+	Detectable map[string]float64 `json:"detectable,omitempty"`
+}
+
+// Outcome is the verdict in a word: regression, inconclusive or no regression.
+func (v *Verdict) Outcome() Status {
+	switch {
+	case v.Regression:
+		return Regression
+	case v.Inconclusive > 0:
+		return Inconclusive
+	}
+	return NoRegression
 }
 
 // Options are what a verdict is judged by.
@@ -117,6 +161,13 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// Side is one side's results; Rounds, when not nil, gives each result's round
+// (results of one round on both sides ran back to back and are paired).
+type Side struct {
+	Results []*benchfmt.Result
+	Rounds  []int
+}
+
 // The column names of a comparison's grid.
 const (
 	SideBase = "base"
@@ -127,12 +178,15 @@ const (
 // -ignore contract.CompareIgnore base head` groups them: one table per unit and
 // per distinct configuration, so results of different machines never meet. When
 // nothing could be compared at all, the error says which configuration differs.
-func Compare(base, head []*benchfmt.Result, units benchfmt.UnitMetadataMap, o Options) (*Verdict, *Grid, error) {
+func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdict, *Grid, error) {
 	var tagged []*benchfmt.Result
-	for side, rs := range map[string][]*benchfmt.Result{SideBase: base, SideHead: head} {
-		for _, r := range rs {
+	for name, side := range map[string]Side{SideBase: base, SideHead: head} {
+		for i, r := range side.Results {
 			r = r.Clone()
-			r.SetConfig(".file", side)
+			r.SetConfig(".file", name)
+			if side.Rounds != nil {
+				r.SetConfig(RoundKey, strconv.Itoa(side.Rounds[i]))
+			}
 			tagged = append(tagged, r)
 		}
 	}
@@ -147,8 +201,8 @@ func Compare(base, head []*benchfmt.Result, units benchfmt.UnitMetadataMap, o Op
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(v.Findings) == 0 && len(base) > 0 && len(head) > 0 {
-		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides%s", configDiff(base, head))
+	if len(v.Findings) == 0 && len(base.Results) > 0 && len(head.Results) > 0 {
+		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides%s", configDiff(base.Results, head.Results))
 	}
 	return v, g, nil
 }
@@ -198,14 +252,15 @@ func orNone(v []string) string {
 
 // Judge turns a grid whose columns are base and head into findings. A finding is
 // a regression only if its p-value, adjusted over every judged finding of the grid,
-// is ≤ alpha and its change is beyond the unit's threshold in the bad direction. A
-// table with one column only (a configuration on one side only) adds its rows to
-// the cells only one side has.
+// is ≤ alpha and its change is beyond the unit's threshold in the bad direction; it
+// is no regression only if its change's 95 % interval stays inside the threshold
+// on the bad side; otherwise it is inconclusive. A table with one column only (a
+// configuration on one side only) adds its rows to the cells only one side has.
 func Judge(g *Grid, o Options) (*Verdict, error) {
 	v := &Verdict{Correction: o.Correction, Alpha: o.Alpha}
 	only := [2]map[string]bool{{}, {}} // base, head
 	var judged []int
-	var ps []float64
+	var ps, ses, floors []float64
 	for _, t := range g.Tables {
 		if len(t.Cols) > 2 {
 			return nil, fmt.Errorf("comparing needs two sides, have %d columns", len(t.Cols))
@@ -218,7 +273,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 				if col.StringValues() == SideHead {
 					side = 1
 				}
-				cells[side] = t.Cells[GridKey{row, col}]
+				cells[side] = t.Cells[GridKey{Row: row, Col: col}]
 			}
 			base, head := cells[0], cells[1]
 			switch {
@@ -232,11 +287,13 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 				continue
 			}
 			f := Finding{Cell: name, Unit: t.Unit, Better: t.Better, Base: StatOf(base), Head: StatOf(head),
-				P: head.Cmp.P, Threshold: o.Thresholds[t.Unit], Status: NotJudged}
-			f.Delta, _ = head.Delta()
+				Threshold: o.Thresholds[t.Unit], Status: NotJudged}
+			se, floor := f.estimate(base, head)
 			if f.Threshold > 0 && t.Better != 0 {
 				judged = append(judged, len(v.Findings))
 				ps = append(ps, f.P)
+				ses = append(ses, se)
+				floors = append(floors, floor)
 			}
 			v.Findings = append(v.Findings, f)
 		}
@@ -245,12 +302,35 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The detectable change at the level a test must pass after correction: the
+	// first step of Holm, α/m, is the strictest any pair faces.
+	level := o.Alpha / float64(max(len(judged), 1))
+	byUnit := map[string][]float64{}
 	for k, i := range judged {
 		f := &v.Findings[i]
 		f.PAdjusted = adj[k]
-		f.Status = classify(f.Delta, f.PAdjusted, f.Threshold, f.Better, o.Alpha)
-		if f.Status == Regression {
+		d := math.Inf(1)
+		if floors[k] <= level { // else no outcome of the test reaches the level
+			d = detectable(ses[k], level)
+		}
+		if !math.IsInf(d, 0) {
+			f.Detectable = &d
+		}
+		byUnit[f.Unit] = append(byUnit[f.Unit], d)
+		f.Status = classify(*f, o.Alpha)
+		switch f.Status {
+		case Regression:
 			v.Regressions++
+		case Inconclusive:
+			v.Inconclusive++
+		}
+	}
+	if len(byUnit) > 0 {
+		v.Detectable = map[string]float64{}
+		for u, ds := range byUnit {
+			if m := medianOf(ds); !math.IsInf(m, 0) {
+				v.Detectable[u] = m
+			}
 		}
 	}
 	v.Regression = v.Regressions > 0
@@ -259,15 +339,80 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	return v, nil
 }
 
-// classify applies significance, threshold and direction.
-func classify(delta, pAdj, threshold float64, better int, alpha float64) Status {
-	if pAdj > alpha || math.Abs(delta) <= threshold {
-		return NoChange
+// estimate sets the change, its interval and p-value: paired when the two cells
+// share rounds, else from the two samples. It returns the standard error of the
+// log ratio, for the detectable change, and the smallest p-value the test can give
+// at these sample sizes.
+func (f *Finding) estimate(base, head *GridCell) (se, floor float64) {
+	if d := pairedLogRatios(base, head); len(d) > 0 {
+		f.Pairs = len(d)
+		est, lo, hi, ok := hodgesLehmann(d, Confidence)
+		f.Delta = math.Expm1(est)
+		if ok {
+			l, h := math.Expm1(lo), math.Expm1(hi)
+			f.Lo, f.Hi = &l, &h
+		}
+		f.P = signedRankP(d)
+		return stddev(d) / math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
 	}
-	if (delta > 0) == (better > 0) {
+	f.P = head.Cmp.P
+	m, n := len(base.Raw), len(head.Raw)
+	floor = 2 / binomial(m+n, m)
+	lb, lh := logs(base.Raw), logs(head.Raw)
+	if lb == nil || lh == nil {
+		// A ratio needs positive values: the change of the medians, no interval.
+		f.Delta, _ = head.Delta()
+		return math.NaN(), floor
+	}
+	est, lo, hi, ok := twoSampleHL(lb, lh, Confidence)
+	f.Delta = math.Expm1(est)
+	if ok {
+		l, h := math.Expm1(lo), math.Expm1(hi)
+		f.Lo, f.Hi = &l, &h
+	}
+	sb, sh := stddev(lb), stddev(lh)
+	return math.Sqrt(sb*sb/float64(m) + sh*sh/float64(n)), floor
+}
+
+// binomial is n choose k, as a float.
+func binomial(n, k int) float64 {
+	c := 1.0
+	for i := 1; i <= k; i++ {
+		c = c * float64(n-k+i) / float64(i)
+	}
+	return c
+}
+
+// logs are the logs of positive values; nil if one is not positive.
+func logs(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		if x <= 0 {
+			return nil
+		}
+		out[i] = math.Log(x)
+	}
+	return out
+}
+
+// classify applies significance, threshold and direction, then equivalence.
+func classify(f Finding, alpha float64) Status {
+	bad := func(d float64) bool { return d != 0 && (d > 0) != (f.Better > 0) }
+	if f.PAdjusted <= alpha && math.Abs(f.Delta) > f.Threshold {
+		if bad(f.Delta) {
+			return Regression
+		}
 		return Improvement
 	}
-	return Regression
+	lo, hi := f.interval()
+	badBound := lo // the interval's end on the bad side
+	if f.Better < 0 {
+		badBound = hi
+	}
+	if !bad(badBound) || math.Abs(badBound) <= f.Threshold {
+		return NoRegression
+	}
+	return Inconclusive
 }
 
 // Confirm keeps a regression of v only where again, the verdict of a fresh
@@ -283,12 +428,14 @@ func Confirm(v, again *Verdict) {
 		if f.Status != Regression {
 			continue
 		}
+		v.Inconclusive++ // until the confirmation shows it again
 		c, ok := confirmed[[2]string{f.Cell, f.Unit}]
 		if ok {
 			f.Confirm = &c.Head
 		}
 		if ok && c.Status == Regression {
 			v.Regressions++
+			v.Inconclusive--
 		} else {
 			f.Status = Unconfirmed
 		}
@@ -305,4 +452,14 @@ func (v *Verdict) RegressedCells() []string {
 		}
 	}
 	return out
+}
+
+// medianOf is the median of values that may be +Inf (nothing detectable).
+func medianOf(v []float64) float64 {
+	s := slices.Sorted(slices.Values(v))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return s[n/2-1]/2 + s[n/2]/2
 }

@@ -463,7 +463,7 @@ func PlotBytes(g *judge.Grid, colNames []string, base string) error {
 }
 
 // PlotDeltas draws, per judged metric, each cell's change head vs base with a
-// conservative 95 % interval (from the two medians' intervals), coloured by status,
+// 95 % interval (paired: Hodges–Lehmann; unpaired: from the medians' intervals), coloured by status,
 // and the metric's threshold lines.
 func PlotDeltas(v *judge.Verdict, base string) error {
 	byUnit := map[string][]judge.Finding{}
@@ -489,15 +489,15 @@ func PlotDeltas(v *judge.Verdict, base string) error {
 			names = append(names, f.Cell)
 		}
 		labels := rowLabels(names)
-		statusColor := map[judge.Status]color.Color{judge.Regression: colorVermilion, judge.Improvement: colorGreen, judge.Unconfirmed: colorPurple, judge.NoChange: colorGrey}
+		statusColor := map[judge.Status]color.Color{judge.Regression: colorVermilion, judge.Improvement: colorGreen, judge.Unconfirmed: colorPurple, judge.Inconclusive: colorYellow, judge.NoRegression: colorGrey}
 		seen := map[judge.Status]bool{}
 		lo, hi := -100*fs[0].Threshold, 100*fs[0].Threshold
 		for i, f := range fs {
 			y := 100 * f.Delta
 			pt := errorPoints{{x: float64(i), y: y}}
-			if f.Base.Lo != nil && f.Head.Lo != nil && *f.Base.Lo > 0 && *f.Base.Hi > 0 {
-				pt[0].lo = y - 100*(*f.Head.Lo / *f.Base.Hi - 1)
-				pt[0].hi = 100*(*f.Head.Hi / *f.Base.Lo - 1) - y
+			if f.Lo != nil && f.Hi != nil {
+				pt[0].lo = y - 100**f.Lo
+				pt[0].hi = 100**f.Hi - y
 			}
 			lo, hi = math.Min(lo, y-pt[0].lo), math.Max(hi, y+pt[0].hi)
 			s, err := plotter.NewScatter(pt)

@@ -24,7 +24,7 @@ func TestReportGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, _, err := judge.Compare(base, head, units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+	v, _, err := judge.Compare(judge.Side{Results: base}, judge.Side{Results: head}, units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,7 @@ type Failure struct {
 // trace files of its trials.
 type PassResult struct {
 	Results  [][]*benchfmt.Result
+	Rounds   [][]int // the round of each result, parallel to Results
 	Traces   [][]string
 	Units    benchfmt.UnitMetadataMap
 	Failures []Failure
@@ -84,7 +85,7 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &pass{cfg: cfg, sides: sides, trials: trials,
-		out: &PassResult{Results: make([][]*benchfmt.Result, len(sides)), Traces: make([][]string, len(sides)), Units: benchfmt.UnitMetadataMap{}, Planned: len(trials)}}
+		out: &PassResult{Results: make([][]*benchfmt.Result, len(sides)), Rounds: make([][]int, len(sides)), Traces: make([][]string, len(sides)), Units: benchfmt.UnitMetadataMap{}, Planned: len(trials)}}
 	for range sides {
 		p.results = append(p.results, map[int][]*benchfmt.Result{})
 	}
@@ -115,7 +116,7 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 			maps.Copy(p.out.Units, o.units)
 		}
 		prog.done(t, o.failure)
-		p.out.Results[t.Side] = p.ordered(t.Side)
+		p.out.Results[t.Side], p.out.Rounds[t.Side] = p.ordered(t.Side)
 		if s.File != "" {
 			data, err := contract.Encode(p.out.Results[t.Side], p.out.Units)
 			if err == nil {
@@ -142,25 +143,30 @@ func (r *PassResult) Err(ctx context.Context, dir string) error {
 }
 
 // ordered lists a side's results by cell in plan order and by round within a
-// cell, so that config lines change rarely in its file.
-func (p *pass) ordered(side int) []*benchfmt.Result {
+// cell, so that config lines change rarely in its file, with each one's round.
+func (p *pass) ordered(side int) ([]*benchfmt.Result, []int) {
 	var cells []contract.Cell
-	byCell := map[contract.Cell][]*benchfmt.Result{}
+	byCell := map[contract.Cell][]Trial{}
 	for _, t := range p.trials {
 		if t.Side != side {
 			continue
 		}
 		if _, ok := byCell[t.Cell]; !ok {
 			cells = append(cells, t.Cell)
-			byCell[t.Cell] = nil
 		}
-		byCell[t.Cell] = append(byCell[t.Cell], p.results[side][t.Index]...)
+		byCell[t.Cell] = append(byCell[t.Cell], t)
 	}
 	var out []*benchfmt.Result
+	var rounds []int
 	for _, c := range cells {
-		out = append(out, byCell[c]...)
+		for _, t := range byCell[c] {
+			for _, r := range p.results[side][t.Index] {
+				out = append(out, r)
+				rounds = append(rounds, t.Round)
+			}
+		}
 	}
-	return out
+	return out, rounds
 }
 
 type outcome struct {

@@ -1,0 +1,267 @@
+package judge
+
+import (
+	"math"
+	"slices"
+)
+
+// This file holds the paired statistics: runs of base and head are paired by
+// round (back to back in one round), and the statistic is the per-round log ratio
+// head/base, tested with the Wilcoxon signed-rank test and estimated by the
+// Hodges–Lehmann estimator with its distribution-free confidence interval.
+
+// signedRankP is the two-sided p-value of the Wilcoxon signed-rank test that the
+// differences d are symmetric around zero. It is exact: the distribution of the
+// rank sum over every sign flip, with average ranks for ties (zeros are dropped,
+// as Wilcoxon did).
+func signedRankP(d []float64) float64 {
+	var nz []float64
+	for _, x := range d {
+		if x != 0 && !math.IsNaN(x) {
+			nz = append(nz, x)
+		}
+	}
+	n := len(nz)
+	if n == 0 {
+		return 1
+	}
+	// Doubled average ranks of |d| are integers.
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmpFloat(math.Abs(nz[a]), math.Abs(nz[b])) })
+	rank2 := make([]int, n)
+	for i := 0; i < n; {
+		j := i
+		for j+1 < n && math.Abs(nz[idx[j+1]]) == math.Abs(nz[idx[i]]) {
+			j++
+		}
+		for k := i; k <= j; k++ {
+			rank2[idx[k]] = i + 1 + j + 1 // (i+1 + j+1)/2 doubled
+		}
+		i = j + 1
+	}
+	total, w := 0, 0
+	for i, r := range rank2 {
+		total += r
+		if nz[i] > 0 {
+			w += r
+		}
+	}
+	dist := signFlipDist(rank2, total)
+	// Two-sided: every outcome at least as far from the center total/2.
+	far := math.Abs(float64(w) - float64(total)/2)
+	p := 0.0
+	for s, pr := range dist {
+		if math.Abs(float64(s)-float64(total)/2) >= far-1e-9 {
+			p += pr
+		}
+	}
+	return min(p, 1)
+}
+
+// signFlipDist is the distribution of the sum of the ranks given a + sign, each
+// sign a fair coin: dist[s] = P(sum = s).
+func signFlipDist(ranks []int, total int) []float64 {
+	dist := make([]float64, total+1)
+	dist[0] = 1
+	hi := 0
+	for _, r := range ranks {
+		for s := hi; s >= 0; s-- {
+			if dist[s] == 0 {
+				continue
+			}
+			dist[s+r] += dist[s] / 2
+			dist[s] /= 2
+		}
+		hi += r
+	}
+	return dist
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// hodgesLehmann returns the Hodges–Lehmann estimate of the center of d (the
+// median of its Walsh averages) and its distribution-free confidence interval at
+// the given level: the c-th smallest and largest Walsh averages, c from the
+// signed-rank distribution. ok is false when there are too few values for an
+// interval at that level (fewer than 6 at 95 %); lo and hi are then ±Inf.
+func hodgesLehmann(d []float64, confidence float64) (est, lo, hi float64, ok bool) {
+	n := len(d)
+	if n == 0 {
+		return 0, math.Inf(-1), math.Inf(1), false
+	}
+	walsh := make([]float64, 0, n*(n+1)/2)
+	for i := range d {
+		for j := i; j < n; j++ {
+			walsh = append(walsh, (d[i]+d[j])/2)
+		}
+	}
+	slices.Sort(walsh)
+	m := len(walsh)
+	if m%2 == 1 {
+		est = walsh[m/2]
+	} else {
+		est = (walsh[m/2-1] + walsh[m/2]) / 2
+	}
+	c := signedRankCritical(n, (1-confidence)/2)
+	if c < 1 {
+		return est, math.Inf(-1), math.Inf(1), false
+	}
+	return est, walsh[c-1], walsh[m-c], true
+}
+
+// signedRankCritical is the largest c with P(W+ ≤ c−1) ≤ tail for the signed-rank
+// statistic of n untied values; 0 when even P(W+ = 0) exceeds tail.
+func signedRankCritical(n int, tail float64) int {
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = i + 1
+	}
+	dist := signFlipDist(ranks, n*(n+1)/2)
+	cum, c := 0.0, 0
+	for s, p := range dist {
+		cum += p
+		if cum > tail+1e-12 {
+			break
+		}
+		c = s + 1
+	}
+	return c
+}
+
+// pairedLogRatios are log(head/base) of the rounds both sides ran, or nil when a
+// side has no rounds or a value is not positive (a ratio needs positive values).
+func pairedLogRatios(base, head *GridCell) []float64 {
+	if base.Rounds == nil || head.Rounds == nil {
+		return nil
+	}
+	byRound := map[int]float64{}
+	for i, r := range base.Rounds {
+		byRound[r] = base.Raw[i]
+	}
+	var out []float64
+	for i, r := range head.Rounds {
+		b, ok := byRound[r]
+		h := head.Raw[i]
+		if !ok {
+			continue
+		}
+		if b <= 0 || h <= 0 {
+			return nil
+		}
+		out = append(out, math.Log(h/b))
+	}
+	return out
+}
+
+// zQuantile is the standard normal quantile.
+func zQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+
+// stddev is the sample standard deviation.
+func stddev(v []float64) float64 {
+	if len(v) < 2 {
+		return math.NaN()
+	}
+	mean := 0.0
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+// Power is the chance at which a Finding's MDE is detected.
+const Power = 0.9
+
+// detectable is the smallest relative change a test at level alpha detects with
+// probability Power, for a log-scale standard error se: (z₁₋α/₂ + z_power)·se.
+func detectable(se, alpha float64) float64 {
+	if math.IsNaN(se) || math.IsInf(se, 0) {
+		return math.Inf(1)
+	}
+	return math.Expm1((zQuantile(1-alpha/2) + zQuantile(Power)) * se)
+}
+
+// twoSampleHL returns the two-sample Hodges–Lehmann estimate of the shift y − x
+// (the median of every difference y_j − x_i) and its distribution-free confidence
+// interval from the Mann–Whitney U distribution: the companion of the U test.
+func twoSampleHL(x, y []float64, confidence float64) (est, lo, hi float64, ok bool) {
+	m, n := len(x), len(y)
+	if m == 0 || n == 0 {
+		return 0, math.Inf(-1), math.Inf(1), false
+	}
+	diffs := make([]float64, 0, m*n)
+	for _, a := range x {
+		for _, b := range y {
+			diffs = append(diffs, b-a)
+		}
+	}
+	slices.Sort(diffs)
+	N := len(diffs)
+	if N%2 == 1 {
+		est = diffs[N/2]
+	} else {
+		est = (diffs[N/2-1] + diffs[N/2]) / 2
+	}
+	k := mannWhitneyCritical(m, n, (1-confidence)/2)
+	if k < 1 {
+		return est, math.Inf(-1), math.Inf(1), false
+	}
+	return est, diffs[k-1], diffs[N-k], true
+}
+
+// mannWhitneyCritical is the largest k with P(U ≤ k−1) ≤ tail for samples of m and
+// n untied values: exact up to m·n = 2500, the normal approximation beyond.
+func mannWhitneyCritical(m, n int, tail float64) int {
+	if m*n > 2500 {
+		mu, sd := float64(m*n)/2, math.Sqrt(float64(m*n*(m+n+1))/12)
+		return max(0, int(math.Floor(mu+zQuantile(tail)*sd+0.5)))
+	}
+	// dist[i][j][u]: P(U = u) for samples of i and j, by the recursion on which
+	// sample holds the largest value.
+	prev := make([][]float64, n+1) // row i−1
+	cur := make([][]float64, n+1)
+	for j := 0; j <= n; j++ {
+		prev[j] = []float64{1} // i = 0: U = 0
+	}
+	for i := 1; i <= m; i++ {
+		cur[0] = []float64{1}
+		for j := 1; j <= n; j++ {
+			d := make([]float64, i*j+1)
+			pi, pj := float64(i)/float64(i+j), float64(j)/float64(i+j)
+			// The largest value is x's (prob i/(i+j)): it beats all j of y, U += j.
+			for u, p := range prev[j] {
+				d[u+j] += pi * p
+			}
+			for u, p := range cur[j-1] {
+				d[u] += pj * p
+			}
+			cur[j] = d
+		}
+		prev, cur = cur, make([][]float64, n+1)
+	}
+	dist := prev[n]
+	cum, k := 0.0, 0
+	for u, p := range dist {
+		cum += p
+		if cum > tail+1e-12 {
+			break
+		}
+		k = u + 1
+	}
+	return k
+}
