@@ -106,7 +106,7 @@ func TestPRCompareScript(t *testing.T) {
 		"COMPARE_ARGS=--workload narrow --persist off --barrier 100ms --rows 2000 --count 4 --confirm 0",
 	}
 	log, code := script(t, env, "pr-compare.sh", "HEAD", out)
-	if code > 1 {
+	if code == 2 || code > 3 { // 0, 1 and 3 are verdicts; 4 rounds are often inconclusive
 		t.Fatalf("pr-compare.sh: exit %d\n%s", code, log)
 	}
 	for _, f := range []string{"report.md", "verdict.json", "base.txt", "head.txt", "metrics.txt"} {
