@@ -54,7 +54,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		g, err := render.SummaryGrid(results, units)
+		g, err := render.SummaryGrid(results, nil, units)
 		if err != nil {
 			return nil, nil, err
 		}

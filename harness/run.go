@@ -133,6 +133,7 @@ const QuickCount = 6
 type RunReport struct {
 	Dir     string
 	Results []*benchfmt.Result
+	Rounds  []int // each result's round
 	Units   benchfmt.UnitMetadataMap
 	Pass    *runner.PassResult
 }
@@ -185,7 +186,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		defer os.Remove(side.Binary)
 	}
 	pass, err := runner.RunPass(ctx, s.passConfig(dir, "", cfg.Output), []runner.Side{side}, trials)
-	rep := &RunReport{Dir: dir, Results: pass.Results[0], Units: pass.Units, Pass: pass}
+	rep := &RunReport{Dir: dir, Results: pass.Results[0], Rounds: pass.Rounds[0], Units: pass.Units, Pass: pass}
 	if err != nil {
 		return rep, err
 	}
@@ -212,7 +213,7 @@ func newResultsDir(dir string, commandLine []string) (string, error) {
 
 // summarize prints the run's summary, keeps it as summary.txt, and draws the plots.
 func summarize(cfg RunConfig, rep *RunReport) error {
-	g, err := render.SummaryGrid(rep.Results, rep.Units)
+	g, err := render.SummaryGrid(rep.Results, rep.Rounds, rep.Units)
 	if err != nil {
 		return err
 	}

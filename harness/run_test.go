@@ -177,7 +177,7 @@ func TestRunRecordsFailedCellsAndGoesOn(t *testing.T) {
 }
 
 func TestRunInterleavesAndSummarizes(t *testing.T) {
-	cfg := fakeConfig(t, "1", 4)
+	cfg := fakeConfig(t, "1", 6)
 	cfg.Progress = &bytes.Buffer{}
 	cfg.Terminal = true
 	rep, err := Run(context.Background(), cfg)
@@ -189,14 +189,14 @@ func TestRunInterleavesAndSummarizes(t *testing.T) {
 	for _, r := range runner.Plan(cfg.Matrix.Cells(), cfg.Count, 1) {
 		order = append(order, r.Cell.Persist)
 	}
-	if fmt.Sprint(order) != "[false true false true false true false true]" {
+	if fmt.Sprint(order) != "[false true false true false true false true false true false true]" {
 		t.Errorf("plan order %v, want persist off and on alternating", order)
 	}
-	if len(rep.Results) != 8 {
-		t.Fatalf("%d results, want 8", len(rep.Results))
+	if len(rep.Results) != 12 {
+		t.Fatalf("%d results, want 12", len(rep.Results))
 	}
 	summary := cfg.Stdout.(*bytes.Buffer).String()
-	for _, want := range []string{"persist=off", "persist=on", "rows/s ↑", "-10.00% (p=0.029) worse", "~ (p=1.000)", "results: " + cfg.Out} {
+	for _, want := range []string{"persist=off", "persist=on", "rows/s ↑", "-10.00% [-10.0%, -10.0%] (p=0.031, 6 pairs) worse", "+0.00% [+0.0%, +0.0%] (p=1.000, 6 pairs)", "results: " + cfg.Out} {
 		if !strings.Contains(summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, summary)
 		}
@@ -207,7 +207,7 @@ func TestRunInterleavesAndSummarizes(t *testing.T) {
 	if got, _ := os.ReadFile(filepath.Join(cfg.Out, "command.txt")); string(got) != "benchrun run --rows 1\n" {
 		t.Errorf("command.txt = %q", got)
 	}
-	if !strings.Contains(cfg.Progress.(*bytes.Buffer).String(), "8 runs in") {
+	if !strings.Contains(cfg.Progress.(*bytes.Buffer).String(), "12 runs in") {
 		t.Errorf("progress output: %q", cfg.Progress.(*bytes.Buffer).String())
 	}
 

@@ -339,39 +339,66 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	return v, nil
 }
 
-// estimate sets the change, its interval and p-value: paired when the two cells
-// share rounds, else from the two samples. It returns the standard error of the
-// log ratio, for the detectable change, and the smallest p-value the test can give
-// at these sample sizes.
+// estimate sets the change, its interval and p-value from CompareCells and
+// returns the standard error and floor of its test, for the detectable change.
 func (f *Finding) estimate(base, head *GridCell) (se, floor float64) {
-	if d := pairedLogRatios(base, head); len(d) > 0 {
-		f.Pairs = len(d)
-		est, lo, hi, ok := hodgesLehmann(d, Confidence)
-		f.Delta = math.Expm1(est)
+	c := CompareCells(base, head)
+	f.Pairs, f.Delta, f.Lo, f.Hi, f.P = c.Pairs, c.Delta, c.Lo, c.Hi, c.P
+	return c.se, c.floor
+}
+
+// Change is one metric of head against base.
+type Change struct {
+	Pairs  int      // rounds paired; 0: unpaired
+	Delta  float64  // relative change, head vs base
+	Lo, Hi *float64 // its 95 % interval; nil when n is too small
+	P      float64
+	se     float64 // standard error of the log ratio
+	floor  float64 // the smallest p-value the test can give at this n
+}
+
+// CompareCells compares two cells of a grid: paired when they share rounds (the
+// Hodges–Lehmann estimate of the per-round ratio, the Wilcoxon signed-rank test),
+// else the two-sample Hodges–Lehmann ratio and the Mann–Whitney U test.
+func CompareCells(base, head *GridCell) Change {
+	var c Change
+	interval := func(lo, hi float64, ok bool) {
 		if ok {
 			l, h := math.Expm1(lo), math.Expm1(hi)
-			f.Lo, f.Hi = &l, &h
+			c.Lo, c.Hi = &l, &h
 		}
-		f.P = signedRankP(d)
-		return stddev(d) / math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
 	}
-	f.P = head.Cmp.P
+	if d := pairedLogRatios(base, head); len(d) > 0 {
+		c.Pairs = len(d)
+		est, lo, hi, ok := hodgesLehmann(d, Confidence)
+		c.Delta = math.Expm1(est)
+		interval(lo, hi, ok)
+		c.P = signedRankP(d)
+		c.se, c.floor = stddev(d)/math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
+		return c
+	}
+	if head.Cmp != nil && head.Base == base {
+		c.P = head.Cmp.P
+	} else {
+		c.P = benchmath.AssumeNothing.Compare(base.Sample, head.Sample).P
+	}
 	m, n := len(base.Raw), len(head.Raw)
-	floor = 2 / binomial(m+n, m)
+	c.floor = 2 / binomial(m+n, m)
 	lb, lh := logs(base.Raw), logs(head.Raw)
 	if lb == nil || lh == nil {
 		// A ratio needs positive values: the change of the medians, no interval.
-		f.Delta, _ = head.Delta()
-		return math.NaN(), floor
+		if base.Summary.Center != 0 {
+			c.Delta = head.Summary.Center/base.Summary.Center - 1
+		}
+		c.se = math.NaN()
+		return c
 	}
 	est, lo, hi, ok := twoSampleHL(lb, lh, Confidence)
-	f.Delta = math.Expm1(est)
-	if ok {
-		l, h := math.Expm1(lo), math.Expm1(hi)
-		f.Lo, f.Hi = &l, &h
-	}
+	c.Delta = math.Expm1(est)
+	interval(lo, hi, ok)
 	sb, sh := stddev(lb), stddev(lh)
-	return math.Sqrt(sb*sb/float64(m) + sh*sh/float64(n)), floor
+	c.se = math.Sqrt(sb*sb/float64(m) + sh*sh/float64(n))
+	return c
 }
 
 // binomial is n choose k, as a float.

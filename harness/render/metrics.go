@@ -57,4 +57,6 @@ func WriteMetrics(w io.Writer, g *judge.Grid, reproduce string) error {
 
 const legend = `
 ↑ higher is better, ↓ lower is better; ± is the 95 % confidence interval of the median;
-~ means the difference is not significant (Mann–Whitney U, p > 0.05).`
+~ means the difference is not significant (Mann–Whitney U, p > 0.05). Where runs were
+paired by round, the change is the Hodges–Lehmann per-round ratio with its 95 % interval
+and p is from the Wilcoxon signed-rank test.`

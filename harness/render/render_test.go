@@ -60,7 +60,7 @@ func TestSummaryGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := SummaryGrid(results, units)
+	g, err := SummaryGrid(results, nil, units)
 	if err != nil {
 		t.Fatal(err)
 	}

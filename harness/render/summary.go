@@ -5,6 +5,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"text/tabwriter"
 
 	"golang.org/x/perf/benchfmt"
@@ -15,8 +16,17 @@ import (
 )
 
 // SummaryGrid is how the summary and the run's plots group a run's results:
-// a row per cell group, persist off and on as columns.
-func SummaryGrid(results []*benchfmt.Result, units benchfmt.UnitMetadataMap) (*judge.Grid, error) {
+// a row per cell group, persist off and on as columns. With rounds (each result's,
+// from the runner) off and on of one round are paired: they ran back to back.
+func SummaryGrid(results []*benchfmt.Result, rounds []int, units benchfmt.UnitMetadataMap) (*judge.Grid, error) {
+	if rounds != nil {
+		tagged := make([]*benchfmt.Result, len(results))
+		for i, r := range results {
+			tagged[i] = r.Clone()
+			tagged[i].SetConfig(judge.RoundKey, strconv.Itoa(rounds[i]))
+		}
+		results = tagged
+	}
 	return judge.NewGrid(judge.GridConfig{Col: "/persist@(off on)"}, results, units)
 }
 
@@ -70,14 +80,27 @@ func WriteSummary(w io.Writer, g *judge.Grid) error {
 	return tw.Flush()
 }
 
-// describeChange renders a comparison cell: "+3.10% (p=0.002) worse" or "~ (p=0.310)".
+// describeChange renders a comparison cell. Paired (runs of one round back to
+// back): the Hodges–Lehmann ratio with its interval, "+3.10% [+1.2%, +5.0%] (p=0.002)
+// worse"; unpaired, as benchstat: "+3.10% (p=0.002) worse" or "~ (p=0.310)".
 func describeChange(c *judge.GridCell, better int) string {
 	if c == nil || c.Cmp == nil {
 		return "—"
 	}
-	delta := c.Cmp.FormatDelta(c.Base.Summary.Center, c.Summary.Center)
-	s := fmt.Sprintf("%s (p=%.3f)", delta, c.Cmp.P)
-	if d, ok := c.Delta(); ok && c.Significant() && d != 0 && better != 0 {
+	var s string
+	d, p := 0.0, c.Cmp.P
+	if ch := judge.CompareCells(c.Base, c); ch.Pairs > 0 {
+		d, p = ch.Delta, ch.P
+		s = fmt.Sprintf("%+.2f%%", 100*d)
+		if ch.Lo != nil {
+			s += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", 100**ch.Lo, 100**ch.Hi)
+		}
+		s += fmt.Sprintf(" (p=%.3f, %d pairs)", p, ch.Pairs)
+	} else {
+		d, _ = c.Delta()
+		s = fmt.Sprintf("%s (p=%.3f)", c.Cmp.FormatDelta(c.Base.Summary.Center, c.Summary.Center), p)
+	}
+	if p <= c.Cmp.Alpha && d != 0 && better != 0 {
 		if (d > 0) == (better > 0) {
 			s += " better"
 		} else {
