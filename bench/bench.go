@@ -14,24 +14,51 @@ type Metric struct {
 	Unit  string
 }
 
-// Metrics returns what a backfill job reports. ns/op is the job's wall time from the
+// Metrics returns what a backfill job reports: its whole-job figures, and its
+// steady-state ones when it has at least contract.MinSteadyBarriers regular
+// barriers (Steady says whether it had). ns/op is the job's wall time from the
 // first epoch to the final commit, replacing the testing package's own timing.
-func Metrics(r *pipeline.Result) []Metric {
-	out := []Metric{
+func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
+	reg := r.Regular()
+	out = []Metric{
 		{float64(r.Wall.Nanoseconds()), contract.UnitNsPerOp},
 		{r.RowsPerSec(), contract.UnitRowsPerSec},
-		{r.BarrierLatency(0.50).Seconds(), contract.UnitBarrierP50},
-		{r.BarrierLatency(0.99).Seconds(), contract.UnitBarrierP99},
-		{r.BarrierLatency(1).Seconds(), contract.UnitBarrierMax},
+		{ratio(int64(r.CPU), r.Rows()), contract.UnitCPUPerRow},
+		{pipeline.BarrierLatency(r.Epochs, 1).Seconds(), contract.UnitBarrierMax},
 		{r.WriteAmp(), contract.UnitWriteAmp},
+		{r.SettleWriteAmp(), contract.UnitSettleAmp},
+		{float64(r.Settle.TotalBytes()), contract.UnitSettleBytes},
 		{ratio(r.Logical.State, r.Logical.MV), contract.UnitStatePerMV},
-		{ratio(int64(r.CPU), r.Rows()) / 1e9, contract.UnitCPUPerRow},
 		{float64(r.Logical.Total()), contract.UnitLogicalPerOp},
+		{float64(r.AllocBytes), contract.UnitAllocBytes},
+		{float64(r.Allocs), contract.UnitAllocs},
+		{float64(len(reg)), contract.UnitBarriers},
 	}
 	for _, c := range meterfs.Categories() {
 		out = append(out, Metric{float64(r.FS.Bytes[c]), contract.FSUnit(c.String())})
 	}
-	return out
+	if len(reg) < contract.MinSteadyBarriers {
+		return out, false
+	}
+	st := r.Steady()
+	var stateRows, stateBytes int64
+	var stateTime float64
+	for _, e := range reg {
+		stateRows += e.StateRows
+		stateBytes += e.StateBytes
+		stateTime += float64(e.StateTime.Nanoseconds())
+	}
+	n := float64(len(reg))
+	out = append(out,
+		Metric{float64(st.Rows) / st.Time.Seconds(), contract.UnitSteadyRows},
+		Metric{ratio(int64(st.CPU), st.Rows), contract.UnitSteadyCPU},
+		Metric{pipeline.BarrierLatency(reg, 0.50).Seconds(), contract.UnitBarrierP50},
+		Metric{pipeline.BarrierLatency(reg, 0.99).Seconds(), contract.UnitBarrierP99},
+		Metric{float64(stateRows) / n, contract.UnitStateRows},
+		Metric{float64(stateBytes) / n, contract.UnitStateBytes},
+		Metric{stateTime / n, contract.UnitStateNanos},
+	)
+	return out, true
 }
 
 func ratio(a, b int64) float64 {

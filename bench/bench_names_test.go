@@ -38,10 +38,17 @@ func TestOutputParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &pipeline.Result{Wall: time.Second, SnapshotRows: 100, CPU: time.Millisecond}
-	res.Epochs = []pipeline.EpochTrace{{Latency: time.Millisecond}}
+	t0 := time.Now()
+	for i := range contract.MinSteadyBarriers + 2 { // enough regular barriers for steady-state figures
+		res.Epochs = append(res.Epochs, pipeline.EpochTrace{Injected: t0.Add(time.Duration(i) * time.Millisecond), Latency: time.Millisecond, SnapshotRows: 1, CPU: time.Duration(i) * time.Microsecond})
+	}
 	w := benchfmt.NewWriter(&buf)
-	out := &benchfmt.Result{Name: benchfmt.Name("BenchmarkBackfill/" + contract.Cell{Profile: "mem", Workload: "narrow", Scan: "merged", Barrier: time.Second, Par: 1}.Name()), Iters: 1}
-	for _, m := range bench.Metrics(res) {
+	out := &benchfmt.Result{Name: benchfmt.Name("BenchmarkBackfill/" + contract.Cell{Profile: "mem", Workload: "narrow", Scan: "merged", Barrier: contract.Every(time.Second), Par: 1}.Name()), Iters: 1}
+	metrics, steady := bench.Metrics(res)
+	if !steady {
+		t.Fatal("a job of 102 epochs has no steady-state figures")
+	}
+	for _, m := range metrics {
 		out.Values = append(out.Values, benchfmt.Value{Value: m.Value, Unit: m.Unit})
 	}
 	if err := w.Write(out); err != nil {
@@ -62,15 +69,15 @@ func TestOutputParses(t *testing.T) {
 	}
 	units := r.Units()
 	for _, v := range got.Values {
-		if v.OrigUnit == "ns/op" || v.Unit == "sec/op" {
+		if v.OrigUnit == "ns/op" || v.Unit == "sec/op" || v.Unit == contract.UnitBarriers {
 			continue
 		}
 		if units.GetBetter(v.Unit) == 0 {
 			t.Errorf("unit %s has no better= direction", v.Unit)
 		}
 	}
-	if len(got.Values) != len(bench.Metrics(res)) {
-		t.Errorf("read %d values, wrote %d", len(got.Values), len(bench.Metrics(res)))
+	if len(got.Values) != len(metrics) {
+		t.Errorf("read %d values, wrote %d", len(got.Values), len(metrics))
 	}
 	if units.GetBetter("rows/s") != 1 || units.GetBetter("write-amp") != -1 {
 		t.Error("rows/s should be better higher and write-amp better lower")

@@ -23,7 +23,7 @@ import (
 var flags = contract.Register(flag.CommandLine, contract.Matrix{
 	Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
 	Persist: []bool{false, true}, Scans: []string{"merged"},
-	Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2},
+	Barriers: []contract.Cadence{contract.Every(100 * time.Millisecond), contract.Every(time.Second)}, Pars: []int{2},
 })
 
 func TestMain(m *testing.M) {
@@ -59,6 +59,22 @@ func matrix(b *testing.B) (contract.Matrix, *profile.Set) {
 	return m, profiles
 }
 
+// jobConfig is the pipeline configuration of a cell.
+func jobConfig(c contract.Cell) (pipeline.Config, error) {
+	cfg := pipeline.Default()
+	cfg.Workload, cfg.Rows, cfg.Persist, cfg.Par = c.Workload, c.Rows, c.Persist, c.Par
+	if c.Barrier.WorkDriven() {
+		cfg.BarrierRows = c.Barrier.Rows
+	} else {
+		cfg.BarrierInterval = c.Barrier.Interval
+	}
+	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
+	cfg.SnapshotRateLimit = float64(c.Limit)
+	var err error
+	cfg.Scan, err = backfill.ParseScan(c.Scan)
+	return cfg, err
+}
+
 // BenchmarkBackfill runs one backfill job per op for every cell of the matrix flags
 // and reports the metrics of bench.Metrics. The job verifies B == A before anything is
 // reported; a mismatch fails the benchmark.
@@ -67,10 +83,8 @@ func BenchmarkBackfill(b *testing.B) {
 	for _, cell := range m.Cells() {
 		p, _ := profiles.Get(cell.Profile)
 		b.Run(cell.Name(), func(b *testing.B) {
-			cfg := pipeline.Default()
-			cfg.Workload, cfg.Rows, cfg.Persist, cfg.BarrierInterval, cfg.Par = cell.Workload, cell.Rows, cell.Persist, cell.Barrier, cell.Par
-			var err error
-			if cfg.Scan, err = backfill.ParseScan(cell.Scan); err != nil {
+			cfg, err := jobConfig(cell)
+			if err != nil {
 				b.Fatal(err)
 			}
 			runJobs(b, p, cfg, (*pipeline.Job).Run, func(r *pipeline.Result) error {
@@ -122,15 +136,13 @@ func BenchmarkRecovery(b *testing.B) {
 		p, _ := profiles.Get(c.Profile)
 		for _, pct := range fractions {
 			name := fmt.Sprintf("profile=%s/workload=%s/rows=%d/crash=%g%%/persist=%s/scan=%s/barrier=%s/par=%d",
-				c.Profile, c.Workload, c.Rows, pct, contract.OnOff(c.Persist), c.Scan, contract.FormatDuration(c.Barrier), c.Par)
+				c.Profile, c.Workload, c.Rows, pct, contract.OnOff(c.Persist), c.Scan, c.Barrier, c.Par)
 			b.Run(name, func(b *testing.B) {
 				if p.FS != profile.FSMem {
 					b.Skipf("profile %s writes to a real disk; a power loss needs the in-memory crashable filesystem", p.Name)
 				}
-				job := pipeline.Default()
-				job.Workload, job.Rows, job.Persist, job.BarrierInterval, job.Par = c.Workload, c.Rows, c.Persist, c.Barrier, c.Par
-				var err error
-				if job.Scan, err = backfill.ParseScan(c.Scan); err != nil {
+				job, err := jobConfig(c)
+				if err != nil {
 					b.Fatal(err)
 				}
 				cleanup, err := job.UseProfile(p)
@@ -164,11 +176,13 @@ func BenchmarkRecovery(b *testing.B) {
 }
 
 // runJobs runs b.N jobs on fresh instances of the profile and reports the mean of
-// their metrics; each result goes to done (if not nil) first.
+// their metrics (those every job reported); each result goes to done (if not nil)
+// first. A job too short for steady-state figures is said so in the log.
 func runJobs(b *testing.B, p profile.Profile, cfg pipeline.Config, run func(*pipeline.Job, context.Context) (*pipeline.Result, error), done func(*pipeline.Result) error) {
-	b.ReportAllocs()
 	ctx := context.Background()
-	var metrics [][]bench.Metric
+	sums := map[string]float64{}
+	counts := map[string]int{}
+	var order []string
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
 		cleanup, err := cfg.UseProfile(p)
@@ -185,15 +199,24 @@ func runJobs(b *testing.B, p profile.Profile, cfg pipeline.Config, run func(*pip
 				b.Fatal(err)
 			}
 		}
-		metrics = append(metrics, bench.Metrics(res))
+		metrics, steady := bench.Metrics(res)
+		if !steady {
+			b.Logf("too short for steady-state figures: %d regular barriers, fewer than %d; lengthen the job (more rows, a shorter barrier, a snapshot rate limit)",
+				len(res.Regular()), contract.MinSteadyBarriers)
+		}
+		for _, m := range metrics {
+			if counts[m.Unit] == 0 {
+				order = append(order, m.Unit)
+			}
+			sums[m.Unit] += m.Value
+			counts[m.Unit]++
+		}
 	}
 	// Mean over ops; with -benchtime 1x (the harness's mode) that is the one job.
-	for i, m := range metrics[0] {
-		sum := 0.0
-		for _, ms := range metrics {
-			sum += ms[i].Value
+	for _, u := range order {
+		if counts[u] == b.N {
+			b.ReportMetric(sums[u]/float64(b.N), u)
 		}
-		b.ReportMetric(sum/float64(len(metrics)), m.Unit)
 	}
 }
 

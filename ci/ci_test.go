@@ -58,7 +58,7 @@ func TestNightlyScript(t *testing.T) {
 	tmp := t.TempDir()
 	env := []string{
 		"BENCHRUN=" + benchrun(t),
-		"NIGHTLY_ARGS=--profile mem --workload narrow --scan merged --rows 2000 --count 2",
+		"NIGHTLY_ARGS=--profile mem --workload narrow --scan merged --rows 2000 --barrier 500rows,1000rows --count 2",
 		"HISTORY=" + filepath.Join(tmp, "history"),
 	}
 	for night := 1; night <= 2; night++ {

@@ -21,7 +21,9 @@ type Cell struct {
 	Rows     int64
 	Persist  bool
 	Scan     string // "merged" or "per-vnode"
-	Barrier  time.Duration
+	Barrier  Cadence
+	Changes  ChangeRate // left out of the name when the default
+	Limit    RateLimit  // left out of the name when none
 	Par      int
 }
 
@@ -33,10 +35,19 @@ func OnOff(b bool) string {
 	return "off"
 }
 
-// Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…".
+// Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
+// with changes=… and limit=… before par when they are not the defaults (so names
+// of cells that existed before these dimensions did stay the same).
 func (c Cell) Name() string {
-	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/persist=%s/scan=%s/barrier=%s/par=%d",
-		c.Profile, c.Workload, c.Rows, OnOff(c.Persist), c.Scan, FormatDuration(c.Barrier), c.Par)
+	extra := ""
+	if !c.Changes.Default() {
+		extra += "/changes=" + c.Changes.String()
+	}
+	if c.Limit != 0 {
+		extra += "/limit=" + c.Limit.String()
+	}
+	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/persist=%s/scan=%s/barrier=%s%s/par=%d",
+		c.Profile, c.Workload, c.Rows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
 }
 
 // FullName is the cell's benchmark name without the GOMAXPROCS suffix:
@@ -80,7 +91,11 @@ func ParseName(name string) (Cell, error) {
 		case "par":
 			c.Par, err = strconv.Atoi(v)
 		case "barrier":
-			c.Barrier, err = time.ParseDuration(v)
+			c.Barrier, err = ParseCadence(v)
+		case "changes":
+			c.Changes, err = ParseChangeRate(v)
+		case "limit":
+			c.Limit, err = ParseRateLimit(v)
 		case "persist":
 			if v != "on" && v != "off" {
 				err = fmt.Errorf("want on or off")
@@ -90,11 +105,11 @@ func ParseName(name string) (Cell, error) {
 			return c, fmt.Errorf("cell name %q: unknown key %s", name, k)
 		}
 		if err != nil {
-			return c, fmt.Errorf("cell name %q: %s=%s: %v", name, k, v, err)
+			return c, fmt.Errorf("cell name %q: %w", name, err)
 		}
 	}
 	for _, k := range Dimensions {
-		if !seen[k] {
+		if !seen[k] && !optional[k] {
 			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
 		}
 	}

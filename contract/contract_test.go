@@ -18,7 +18,8 @@ func trickyMatrix(t *testing.T) contract.Matrix {
 	var m contract.Matrix
 	for d, v := range map[string]string{
 		"profile": "mem,slow-disk", "workload": "bid+zipfian:1.2+update-heavy,narrow+hot-range", "rows": "0,200000",
-		"persist": "off,on", "scan": "merged", "barrier": "100ms,1m30s", "par": "1,16",
+		"persist": "off,on", "scan": "merged", "barrier": "100ms,1m30s,50krows", "par": "1,16",
+		"changes": "default,2k/epoch", "limit": "none,200k-per-s",
 	} {
 		if err := m.Set(d, v); err != nil {
 			t.Fatal(err)
@@ -29,8 +30,8 @@ func trickyMatrix(t *testing.T) contract.Matrix {
 
 func TestCellNameRoundTrip(t *testing.T) {
 	cells := trickyMatrix(t).Cells()
-	if len(cells) != 64 {
-		t.Fatalf("%d cells, want 64", len(cells))
+	if len(cells) != 384 {
+		t.Fatalf("%d cells, want 384", len(cells))
 	}
 	for _, c := range cells {
 		name := c.Name()
@@ -62,6 +63,9 @@ func TestCellNameRoundTrip(t *testing.T) {
 		}
 		only := c.Only()
 		for _, d := range contract.Dimensions {
+			if _, named := keys[d]; !named && (d == "changes" && c.Changes.Default() || d == "limit" && c.Limit == 0) {
+				continue // left out at its default
+			}
 			if keys[d] != only.Get(d) {
 				t.Errorf("%s: benchfmt key %s=%q, want %q", name, d, keys[d], only.Get(d))
 			}
@@ -101,7 +105,7 @@ func TestMatrixSetErrors(t *testing.T) {
 }
 
 func TestParseNameErrors(t *testing.T) {
-	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: time.Second, Par: 1}.Name()
+	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: contract.Every(time.Second), Par: 1}.Name()
 	for _, name := range []string{
 		"", "profile=mem", strings.Replace(good, "persist=off", "persist=maybe", 1),
 		strings.Replace(good, "rows=1", "rows=x", 1), good + "/color=red", good + "/par=2", "junk/" + good,
@@ -176,5 +180,42 @@ func TestDirectionDefaults(t *testing.T) {
 	marked[u.UnitMetadataKey] = &u
 	if contract.Better(marked, "widgets") != 1 {
 		t.Error("a Unit line's direction is not used")
+	}
+}
+
+func TestCadenceAndRates(t *testing.T) {
+	for in, want := range map[string]string{"100ms": "100ms", "1m30s": "1m30s", "50krows": "50krows", "50000rows": "50krows", "1500rows": "1500rows", "2mrows": "2mrows"} {
+		c, err := contract.ParseCadence(in)
+		if err != nil || c.String() != want {
+			t.Errorf("ParseCadence(%q) = %v, %v; want %s", in, c, err, want)
+		}
+	}
+	for _, bad := range []string{"0rows", "rows", "-5rows", "0s", "soon", "100ns "} {
+		if _, err := contract.ParseCadence(bad); err == nil {
+			t.Errorf("ParseCadence(%q): no error", bad)
+		}
+	}
+	for in, perEpoch := range map[string]int64{"10k/s": 1000, "500/epoch": 500, "0/s": 0, "default": 1000} {
+		r, err := contract.ParseChangeRate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.ChangesPerEpoch(contract.Every(100 * time.Millisecond)); got != perEpoch {
+			t.Errorf("%s over 100ms: %d changes per epoch, want %d", in, got, perEpoch)
+		}
+	}
+	if got := (contract.ChangeRate{}).ChangesPerEpoch(contract.Cadence{Rows: 50_000}); got != 500 {
+		t.Errorf("default changes of 50krows: %d per epoch, want 1 %% = 500", got)
+	}
+	for _, bad := range []string{"10k", "5/min", "-1/s", "x/epoch"} {
+		if _, err := contract.ParseChangeRate(bad); err == nil {
+			t.Errorf("ParseChangeRate(%q): no error", bad)
+		}
+	}
+	var m contract.Matrix
+	m.Set("barrier", "50krows")
+	m.Set("changes", "10k/s")
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "--changes 500/epoch") {
+		t.Errorf("a rate per second with a work-driven barrier: %v", err)
 	}
 }

@@ -45,7 +45,7 @@ func (f *Flags) Matrix() (Matrix, error) {
 			return m, &FlagError{Flag: d, Err: err}
 		}
 	}
-	return m, nil
+	return m, m.Validate()
 }
 
 // ProfileFileList is the -profile-file list, nil when empty.
@@ -67,11 +67,16 @@ func (e *FlagError) Unwrap() error { return e.Err }
 
 // Args are the bench binary's arguments that run exactly this cell once: each
 // dimension set to the cell's value, -test.bench matching the cell's name level by
-// level, one iteration, the trace file and the profile files (absolute paths).
+// level, one iteration, the trace file and the profile files (absolute paths). An
+// optional dimension at its default is left out, so a bench binary built before
+// that dimension existed still runs the cell.
 func (c Cell) Args(trace string, profileFiles []string) []string {
 	m := c.Only()
 	args := []string{"-test.run", "^$", "-test.bench", c.BenchRegexp()}
 	for _, d := range Dimensions {
+		if optional[d] && (d == "changes" && c.Changes.Default() || d == "limit" && c.Limit == 0) {
+			continue
+		}
 		args = append(args, "-"+d, m.Get(d))
 	}
 	args = append(args, "-test.benchtime", "1x", "-test.count", "1")

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // Scans are the scan strategies the executor implements; the bench package's tests
@@ -15,7 +14,10 @@ var Scans = []string{"merged", "per-vnode"}
 
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
-var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "par"}
+var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "par"}
+
+// optional are the dimensions a name leaves out at their default.
+var optional = map[string]bool{"changes": true, "limit": true}
 
 // Matrix is a value list per dimension; its cells are the cross product.
 type Matrix struct {
@@ -24,7 +26,9 @@ type Matrix struct {
 	Rows      []int64
 	Persist   []bool
 	Scans     []string
-	Barriers  []time.Duration
+	Barriers  []Cadence
+	Changes   []ChangeRate // empty: the default only
+	Limits    []RateLimit  // empty: none only
 	Pars      []int
 }
 
@@ -81,11 +85,29 @@ func (m *Matrix) Set(dim, list string) error {
 	case "barrier":
 		m.Barriers = nil
 		for _, v := range vals {
-			d, err := time.ParseDuration(v)
-			if err != nil || d <= 0 {
-				return bad(v, "want a duration > 0 like 100ms or 1s")
+			c, err := ParseCadence(v)
+			if err != nil {
+				return err
 			}
-			m.Barriers = append(m.Barriers, d)
+			m.Barriers = append(m.Barriers, c)
+		}
+	case "changes":
+		m.Changes = nil
+		for _, v := range vals {
+			r, err := ParseChangeRate(v)
+			if err != nil {
+				return err
+			}
+			m.Changes = append(m.Changes, r)
+		}
+	case "limit":
+		m.Limits = nil
+		for _, v := range vals {
+			l, err := ParseRateLimit(v)
+			if err != nil {
+				return err
+			}
+			m.Limits = append(m.Limits, l)
 		}
 	case "par":
 		m.Pars = nil
@@ -138,8 +160,16 @@ func (m Matrix) Get(dim string) string {
 			out = append(out, OnOff(b))
 		}
 	case "barrier":
-		for _, d := range m.Barriers {
-			out = append(out, FormatDuration(d))
+		for _, c := range m.Barriers {
+			out = append(out, c.String())
+		}
+	case "changes":
+		for _, r := range m.changes() {
+			out = append(out, r.String())
+		}
+	case "limit":
+		for _, l := range m.limits() {
+			out = append(out, l.String())
 		}
 	case "par":
 		for _, n := range m.Pars {
@@ -147,6 +177,20 @@ func (m Matrix) Get(dim string) string {
 		}
 	}
 	return strings.Join(out, ",")
+}
+
+func (m Matrix) changes() []ChangeRate {
+	if len(m.Changes) == 0 {
+		return []ChangeRate{{}}
+	}
+	return m.Changes
+}
+
+func (m Matrix) limits() []RateLimit {
+	if len(m.Limits) == 0 {
+		return []RateLimit{0}
+	}
+	return m.Limits
 }
 
 // Cells returns the cross product. Persist varies fastest, so on and off of one
@@ -158,9 +202,14 @@ func (m Matrix) Cells() []Cell {
 			for _, r := range m.Rows {
 				for _, s := range m.Scans {
 					for _, b := range m.Barriers {
-						for _, par := range m.Pars {
-							for _, on := range m.Persist {
-								out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s, Barrier: b, Par: par})
+						for _, ch := range m.changes() {
+							for _, l := range m.limits() {
+								for _, par := range m.Pars {
+									for _, on := range m.Persist {
+										out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s,
+											Barrier: b, Changes: ch, Limit: l, Par: par})
+									}
+								}
 							}
 						}
 					}
@@ -171,11 +220,25 @@ func (m Matrix) Cells() []Cell {
 	return out
 }
 
+// Validate checks what no single dimension can: a change rate per second has no
+// meaning for barriers cut by rows read.
+func (m Matrix) Validate() error {
+	for _, b := range m.Barriers {
+		for _, ch := range m.changes() {
+			if b.WorkDriven() && ch.Per == "s" {
+				return fmt.Errorf("changes=%s with barrier=%s: a work-driven epoch has no duration; give changes per epoch, like --changes %d/epoch", ch, b, max(b.Rows/100, 1))
+			}
+		}
+	}
+	return nil
+}
+
 // Only returns the matrix holding just this cell.
 func (c Cell) Only() Matrix {
 	return Matrix{
 		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
-		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []time.Duration{c.Barrier}, Pars: []int{c.Par},
+		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
+		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Pars: []int{c.Par},
 	}
 }
 

@@ -39,7 +39,9 @@ func init() {
 func BenchmarkBackfill(b *testing.B) {
 	var parts []string
 	for _, d := range DIMENSIONS {
-		parts = append(parts, d+"="+*dims[d])
+		if v := *dims[d]; v != "" && v != "default" && v != "none" { // names leave out these defaults
+			parts = append(parts, d+"="+v)
+		}
 	}
 	b.Run(strings.Join(parts, "/"), func(b *testing.B) {
 		start := time.Now()
@@ -97,7 +99,7 @@ func TestCompareCommits(t *testing.T) {
 	cfg := CompareConfig{
 		Measure: Measure{Matrix: m, Count: 8, Src: repo},
 		Output:  Output{Stdout: &strings.Builder{}, Progress: &progress, Logger: slog.New(slog.NewTextHandler(&progress, nil))},
-		Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05},
+		Options: judge.Options{Thresholds: wholeJobThresholds(), Correction: judge.Holm, Alpha: 0.05},
 		Confirm: 1, CommandLine: []string{"benchrun", "compare", "HEAD~1", "HEAD"},
 	}
 
@@ -154,7 +156,8 @@ func TestCompareCommits(t *testing.T) {
 		cfg := cfg
 		cfg.Base, cfg.Head, cfg.Out = "main~1", "fast", t.TempDir()
 		v, err := Compare(t.Context(), cfg)
-		if err != nil {
+		// Sleeps jitter by a few per cent: eight rounds may not settle a 3 % threshold.
+		if err != nil && !errors.Is(err, ErrInconclusive) {
 			t.Fatalf("A/A compare: %v\n%s", err, cfg.Stdout)
 		}
 		if v.Regression {
@@ -170,4 +173,12 @@ func TestCompareCommits(t *testing.T) {
 			t.Errorf("err = %v", err)
 		}
 	})
+}
+
+// wholeJobThresholds are the default thresholds plus whole-job throughput and wall
+// time, which the fixtures and synthetic data here report.
+func wholeJobThresholds() judge.Thresholds {
+	th := judge.DefaultThresholds()
+	th.Set("rows/s=3%,sec/op=3%")
+	return th
 }

@@ -87,7 +87,7 @@ func TestPlotRunDir(t *testing.T) {
 func TestPlotCompareDir(t *testing.T) {
 	dir := t.TempDir()
 	cfg := CompareConfig{Base: filepath.Join(compareFixture, "base.txt"), Head: filepath.Join(compareFixture, "head.txt"), Out: dir,
-		Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Output: Output{Stdout: io.Discard}, NoPlots: true}
+		Options: judge.Options{Thresholds: wholeJobThresholds(), Correction: judge.Holm, Alpha: 0.05}, Output: Output{Stdout: io.Discard}, NoPlots: true}
 	cfg.Count = 1
 	if _, err := Compare(t.Context(), cfg); !errors.Is(err, ErrRegression) {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestCompareFilesOutsideACheckout(t *testing.T) {
 	head, _ := filepath.Abs(filepath.Join(compareFixture, "head.txt"))
 	t.Chdir(t.TempDir())
 	cfg := CompareConfig{Base: base, Head: head,
-		Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Output: Output{Stdout: io.Discard}, NoPlots: true}
+		Options: judge.Options{Thresholds: wholeJobThresholds(), Correction: judge.Holm, Alpha: 0.05}, Output: Output{Stdout: io.Discard}, NoPlots: true}
 	cfg.Count, cfg.Src = 1, "/nonexistent"
 	if _, err := Compare(t.Context(), cfg); !errors.Is(err, ErrRegression) {
 		t.Fatalf("err = %v, want the fixture's regression", err)
@@ -217,7 +217,7 @@ func TestNightlyKeepsAStricterAlpha(t *testing.T) {
 	hist := t.TempDir()
 	cfg := NightlyConfig{Results: filepath.Join(compareFixture, "base.txt"), History: hist,
 		Run: RunConfig{Output: Output{Stdout: io.Discard}}}
-	cfg.Analysis.Options = judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.BH, Alpha: 2}
+	cfg.Analysis.Options = judge.Options{Thresholds: wholeJobThresholds(), Correction: judge.BH, Alpha: 2}
 	var ce *ConfigError
 	if _, err := Nightly(t.Context(), cfg); !errors.As(err, &ce) {
 		t.Fatalf("alpha 2: err = %v, want a configuration error", err)

@@ -50,6 +50,9 @@ type Config struct {
 	Scan       Scan
 	Persist    bool    // write state rows at each barrier where progress changed
 	RateLimit  float64 // snapshot rows/s for this actor; 0: unlimited
+	// EpochRows, when > 0, is how many snapshot rows the actor reads per epoch: it
+	// stops there until the barrier (a work-driven cadence cuts epochs by rows).
+	EpochRows int64
 	// Resume is the persisted state of each of Vnodes, in order (a vnode without a
 	// state row: Vnode set, the rest zero); nil starts from the beginning.
 	Resume []VnodeState
@@ -62,11 +65,13 @@ type Part struct {
 	MV           []*pebble.Batch // the epoch's MV rows: batches in key order, each sorted
 	State        *pebble.Batch   // the epoch's state rows, in key order
 	Finished     bool
-	SnapshotRows int64 // snapshot rows emitted this epoch
-	UpstreamRows int64 // upstream rows received this epoch
-	MVBytes      int64 // logical key+value bytes written to B (one write per key)
-	StateBytes   int64 // logical key+value bytes written to the state table
-	NetRows      int64 // visible inserts minus visible deletes sent downstream
+	SnapshotRows int64         // snapshot rows emitted this epoch
+	UpstreamRows int64         // upstream rows received this epoch
+	MVBytes      int64         // logical key+value bytes written to B (one write per key)
+	StateRows    int64         // state rows written
+	StateBytes   int64         // logical key+value bytes written to the state table
+	StateTime    time.Duration // spent building and encoding the state rows
+	NetRows      int64         // visible inserts minus visible deletes sent downstream
 }
 
 // Close releases the part's batches.
@@ -82,6 +87,7 @@ type Env struct {
 	Deliver     func(context.Context, Part) error // hands a finished epoch to the collector
 	OnExhausted func()                            // the snapshot scan has ended
 	OnEmit      func(rows int)                    // a snapshot chunk of rows was emitted (nil: none)
+	OnFull      func()                            // the actor read its EpochRows for the epoch (nil: none)
 }
 
 // Executor is one actor's merged-scan backfill, with its materialize stage.
@@ -94,6 +100,7 @@ type Executor struct {
 	snap    *storage.EpochSnapshot
 	waiting bool   // the scan restarts once waitFor commits
 	waitFor uint64 // epoch
+	full    bool   // the epoch's EpochRows are read: the scan waits for the barrier
 	buffer  []*stream.Chunk
 
 	pos      []row.Datum // merged: last emitted pk; nil before the first row
@@ -226,7 +233,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		if e.finished || e.waiting {
+		if e.finished || e.waiting || e.full {
 			var committed <-chan struct{}
 			if e.waiting {
 				epoch, ch := e.env.Store.Committed()
@@ -357,6 +364,18 @@ func (e *Executor) scanOne() error {
 	}
 	e.scanN++
 	e.part.SnapshotRows++
+	if e.cfg.EpochRows > 0 && e.part.SnapshotRows >= e.cfg.EpochRows {
+		// The epoch's rows are read: emit them, so the position is the one the
+		// barrier will filter by, and wait for the barrier.
+		if err := e.emitSnapshotChunk(); err != nil {
+			return err
+		}
+		e.full = true
+		if e.env.OnFull != nil {
+			e.env.OnFull()
+		}
+		return nil
+	}
 	if e.snapChunk.Len() >= e.cfg.ChunkSize {
 		return e.emitSnapshotChunk()
 	}
@@ -444,9 +463,11 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		e.buffer = e.buffer[:0]
 	}
 	if e.cfg.Persist {
+		start := time.Now()
 		if err := e.persist(); err != nil {
 			return false, err
 		}
+		e.part.StateTime = time.Since(start)
 	}
 	mv, mvBytes, err := e.mv.runs()
 	if err != nil {
@@ -458,7 +479,7 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	if err := e.env.Deliver(ctx, e.part); err != nil {
 		return false, err
 	}
-	e.part = Part{}
+	e.part, e.full = Part{}, false
 	if b.Final {
 		if !e.finished {
 			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished", e.cfg.Actor, b.Epoch.Curr)
@@ -552,6 +573,7 @@ func (e *Executor) putState(st VnodeState) error {
 	if err := e.state.Set(e.keyBuf, e.valBuf, nil); err != nil {
 		return err
 	}
+	e.part.StateRows++
 	e.part.StateBytes += int64(len(e.keyBuf) + len(e.valBuf))
 	return nil
 }

@@ -291,3 +291,54 @@ func TestVerifyProgress(t *testing.T) {
 		t.Errorf("err = %v, want B's rows beyond vnode 3's position reported", err)
 	}
 }
+
+// TestWorkDrivenCadenceIsDeterministic runs a work-driven job twice: barriers cut
+// by rows read give the same epochs, the same rows in each, and the same bytes.
+func TestWorkDrivenCadenceIsDeterministic(t *testing.T) {
+	for _, scan := range []backfill.Scan{backfill.Merged, backfill.PerVnode} {
+		t.Run(scan.String(), func(t *testing.T) {
+			cfg := Default()
+			cfg.Rows, cfg.Par, cfg.Vnodes, cfg.Persist, cfg.Scan = 20_000, 2, 16, true, scan
+			cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.ChunkSize = 1000, 40, 256
+			cfg.SettleWait = 100 * time.Millisecond
+			var runs []*Result
+			for range 2 {
+				res, _ := runJob(t, cfg)
+				runs = append(runs, res)
+			}
+			a, b := runs[0], runs[1]
+			if len(a.Epochs) != len(b.Epochs) {
+				t.Fatalf("%d epochs, then %d", len(a.Epochs), len(b.Epochs))
+			}
+			// 20 000 rows at 1 000 a barrier: 20 full epochs, then the one that ends the scans.
+			if n := len(a.Epochs); n < 20 || n > 22 {
+				t.Errorf("%d epochs, want about 20", n)
+			}
+			for i := range a.Epochs {
+				ea, eb := a.Epochs[i], b.Epochs[i]
+				if ea.SnapshotRows != eb.SnapshotRows || ea.UpstreamRows != eb.UpstreamRows || ea.Changes != eb.Changes || ea.StateRows != eb.StateRows {
+					t.Errorf("epoch %d: %+v, then %+v", i, ea, eb)
+				}
+				if i < 19 && ea.SnapshotRows != 1000 {
+					t.Errorf("epoch %d read %d snapshot rows, want 1000", i, ea.SnapshotRows)
+				}
+			}
+			if a.Logical != b.Logical {
+				t.Errorf("logical bytes %+v, then %+v", a.Logical, b.Logical)
+			}
+			if wa, wb := a.FS.Bytes[0], b.FS.Bytes[0]; wa != wb {
+				t.Errorf("WAL bytes %d, then %d", wa, wb)
+			}
+		})
+	}
+}
+
+// TestTimeDrivenCadenceStillWorks: the wall-clock cadence is what a real system
+// does, and stays.
+func TestTimeDrivenCadenceStillWorks(t *testing.T) {
+	cfg := smallJob(3000, 2, 16, true, 3)
+	res, _ := runJob(t, cfg)
+	if len(res.Epochs) < 3 || res.MVRows == 0 {
+		t.Errorf("%d epochs, %d MV rows", len(res.Epochs), res.MVRows)
+	}
+}

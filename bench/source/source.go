@@ -333,47 +333,73 @@ type Epoch struct {
 }
 
 // Run is the source's loop: from epoch first on, it spreads each epoch's changes over
-// the barrier interval, then injects the barrier and hands A's epoch batch to
-// deliver. When finish is closed it emits the rest of the epoch's changes at once and
-// injects the final barrier.
-func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stream.Injector, rt *Router, finish <-chan struct{}, deliver func(context.Context, Epoch) error) error {
+// the epoch, then injects the barrier and hands A's epoch batch to deliver.
+// Time-driven (gate nil): an epoch lasts the injector's interval, and when finish
+// is closed the rest of the epoch's changes go at once before the final barrier.
+// Work-driven: an epoch lasts until every actor read its rows (the gate), the
+// changes keep pace with the rows read, and the epoch in which every scan ended is
+// the final one.
+func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stream.Injector, gate *Gate, rt *Router, finish <-chan struct{}, deliver func(context.Context, Epoch) error) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	const slices = 20 // pacing steps per epoch
 	inj.Start(time.Now())
 	var w storage.Writes
 	for epoch := first; ; epoch++ {
-		emitted, quota := 0, s.cfg.ChangesPerEpoch
-		changes := s.Generate(epoch, quota)
+		emitted := 0
+		changes := s.Generate(epoch, s.cfg.ChangesPerEpoch)
+		apply := func(target int) error {
+			if target <= emitted {
+				return nil
+			}
+			err := rt.Apply(ctx, &w, changes[emitted:target])
+			emitted = target
+			return err
+		}
 		final := false
 		for !final {
-			now := time.Now()
-			left := inj.Due().Sub(now)
 			target := len(changes)
-			if left > 0 && inj.Interval > 0 && !s.cfg.Front {
-				target = int(float64(len(changes)) * (1 - float64(left)/float64(inj.Interval)))
-			}
-			if target > emitted {
-				if err := rt.Apply(ctx, &w, changes[emitted:target]); err != nil {
-					return err
+			var ready bool
+			var wait <-chan struct{}
+			if gate != nil {
+				ready, final = gate.state()
+				if !s.cfg.Front {
+					target = int(float64(len(changes)) * gate.progress())
 				}
-				emitted = target
+				wait = gate.wake
+			} else {
+				left := inj.Due().Sub(time.Now())
+				if left > 0 && inj.Interval > 0 && !s.cfg.Front {
+					target = int(float64(len(changes)) * (1 - float64(left)/float64(inj.Interval)))
+				}
+				ready = left <= 0
+				if !ready {
+					timer.Reset(min(left, max(inj.Interval/slices, time.Millisecond)))
+				}
 			}
-			if left <= 0 {
+			if err := apply(target); err != nil {
+				return err
+			}
+			if ready {
 				break
 			}
-			timer.Reset(min(left, max(inj.Interval/slices, time.Millisecond)))
 			select {
 			case <-timer.C:
+			case <-wait:
 			case <-finish:
-				final = true
+				if gate == nil {
+					final = true
+				}
 				finish = nil
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 		}
-		if err := rt.Apply(ctx, &w, changes[emitted:]); err != nil {
+		if err := apply(len(changes)); err != nil {
 			return err
+		}
+		if gate != nil {
+			gate.next()
 		}
 		bar := inj.Inject(epoch, time.Now(), final)
 		if err := rt.Barrier(ctx, bar); err != nil {

@@ -67,7 +67,9 @@ var dimensionHelp = map[string]string{
 	"rows":     "initial rows of the upstream table",
 	"persist":  "persist backfill state: on, off or both",
 	"scan":     "scan strategies",
-	"barrier":  "barrier intervals",
+	"barrier":  "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)",
+	"changes":  "upstream changes: per second (10k/s) or per epoch (500/epoch); default: 10k/s, or 1% of the barrier's rows per epoch",
+	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none",
 	"par":      "backfill actors",
 }
 

@@ -33,7 +33,7 @@ func syntheticNights(seed uint64, n int, level func(i int) float64) []Night {
 
 func analyze(t *testing.T, nights []Night) []Alert {
 	t.Helper()
-	alerts, err := Analyze(nights, Config{Options: judge.Options{Thresholds: judge.DefaultThresholds()}})
+	alerts, err := Analyze(nights, Config{Options: judge.Options{Thresholds: wholeJobThresholds()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,15 @@ func TestHistoryNoiseFalseAlarms(t *testing.T) {
 
 func TestHistoryBaselineMustExist(t *testing.T) {
 	nights := syntheticNights(4, 5, func(int) float64 { return 100 })
-	if _, err := Analyze(nights, Config{Options: judge.Options{Thresholds: judge.DefaultThresholds()}, Baseline: "nope"}); err == nil {
+	if _, err := Analyze(nights, Config{Options: judge.Options{Thresholds: wholeJobThresholds()}, Baseline: "nope"}); err == nil {
 		t.Error("an unknown pinned baseline was accepted")
 	}
+}
+
+// wholeJobThresholds are the default thresholds plus whole-job throughput and wall
+// time, which the fixtures and synthetic data here report.
+func wholeJobThresholds() judge.Thresholds {
+	th := judge.DefaultThresholds()
+	th.Set("rows/s=3%,sec/op=3%")
+	return th
 }

@@ -161,7 +161,7 @@ func TestJudgeKnownShifts(t *testing.T) {
 			g := synthetic(t, map[string][2][]float64{
 				"cell=a|" + tc.unit: {sample(rng, 10, 100, 0.005), sample(rng, 10, 100*(1+tc.shift), 0.005)},
 			})
-			v, err := Judge(g, Options{DefaultThresholds(), Holm, 0.05})
+			v, err := Judge(g, Options{wholeJobThresholds(), Holm, 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestJudgeFalseAlarms(t *testing.T) {
 					samples[fmt.Sprintf("cell=%d|%s", c, unit)] = [2][]float64{sample(rng, 10, 100, 0.05), sample(rng, 10, 100, 0.05)}
 				}
 			}
-			v, err := Judge(synthetic(t, samples), Options{DefaultThresholds(), method, 0.05})
+			v, err := Judge(synthetic(t, samples), Options{wholeJobThresholds(), method, 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -236,7 +236,7 @@ func TestAdjust(t *testing.T) {
 }
 
 func TestThresholds(t *testing.T) {
-	th := DefaultThresholds()
+	th := wholeJobThresholds()
 	if err := th.Set("rows/s=5%, ns/op=1, write-amp=0%"); err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestMixedMachinesAgreeWithBenchstat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{DefaultThresholds(), Holm, 0.05})
+	_, _, err = Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{wholeJobThresholds(), Holm, 0.05})
 	if err == nil || !strings.Contains(err.Error(), "machine: abc123 in base, fff999 in head") || !strings.Contains(err.Error(), "different machines") {
 		t.Errorf("err = %v, want the machines named", err)
 	}
@@ -292,7 +292,7 @@ func TestMixedMachinesAgreeWithBenchstat(t *testing.T) {
 		t.Fatalf("benchstat on one machine: %v\n%s", err, out)
 	}
 	headRes, _, _ = contract.ReadFiles(filepath.Join("testdata", "compare", "head.txt"))
-	v, _, err := Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{DefaultThresholds(), Holm, 0.05})
+	v, _, err := Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{wholeJobThresholds(), Holm, 0.05})
 	if err != nil || len(v.Findings) == 0 {
 		t.Errorf("one machine: err %v, %d findings", err, len(v.Findings))
 	}
@@ -310,4 +310,12 @@ func TestStatusText(t *testing.T) {
 	if err := s.UnmarshalText([]byte("maybe")); err == nil {
 		t.Error("unknown status accepted")
 	}
+}
+
+// wholeJobThresholds are the default thresholds plus whole-job throughput and wall
+// time, which the fixtures and synthetic data here report.
+func wholeJobThresholds() Thresholds {
+	th := DefaultThresholds()
+	th.Set("rows/s=3%,sec/op=3%")
+	return th
 }

@@ -41,8 +41,8 @@ var (
 // categoryColors are the colours of the filesystem write categories, in order.
 var categoryColors = []color.Color{colorSky, colorGreen, colorVermilion, colorPurple, colorYellow}
 
-// keyUnits are the metrics the variant and trend plots show.
-var keyUnits = []string{contract.UnitRowsPerSec, contract.UnitBarrierP99, contract.UnitWriteAmp, contract.UnitCPUPerRow}
+// keyUnits are the metrics the variant and trend plots show, those present.
+var keyUnits = []string{contract.UnitSteadyRows, contract.UnitSteadyCPU, contract.UnitBarrierP99, contract.UnitWriteAmp, contract.UnitRowsPerSec, contract.UnitCPUPerRow}
 
 // variantColor is the colour of the i-th variant (off/base, on/head, then others).
 func variantColor(i int) color.Color {

@@ -22,7 +22,7 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 		}
 	}
 	m := contract.Matrix{Profiles: nightly, Workloads: []string{"narrow", "bid", "wide"}, Rows: []int64{300_000},
-		Persist: []bool{false, true}, Scans: contract.Scans, Barriers: []time.Duration{100 * time.Millisecond, time.Second}, Pars: []int{2}}
+		Persist: []bool{false, true}, Scans: contract.Scans, Barriers: []contract.Cadence{contract.Every(100 * time.Millisecond), contract.Every(time.Second)}, Pars: []int{2}}
 	all := m.Cells()
 	// The largest on/off pair bounds what any split can do.
 	pairs := map[contract.Cell]float64{}

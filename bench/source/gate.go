@@ -1,0 +1,85 @@
+package source
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Gate tells a source whose barriers are cut by work (every N snapshot rows read
+// by all actors together) when the epoch's rows are read: each actor reads its
+// share and reports it full, or reports its scan ended. Cutting epochs by work, not
+// by the clock, makes every run of a job produce the same epochs and bytes.
+type Gate struct {
+	actors   int
+	budget   int64 // snapshot rows per epoch, all actors together
+	rows     atomic.Int64
+	mu       sync.Mutex
+	full     int // actors whose rows of this epoch are read
+	finished int // actors whose scan ended, for good
+	wake     chan struct{}
+}
+
+// NewGate returns the gate of actors sharing rows snapshot rows per epoch.
+func NewGate(actors int, rows int64) *Gate {
+	return &Gate{actors: actors, budget: rows, wake: make(chan struct{}, 1)}
+}
+
+// Share is actor a's rows per epoch: the budget split as evenly as it goes.
+func (g *Gate) Share(a int) int64 {
+	n := g.budget / int64(g.actors)
+	if int64(a) < g.budget%int64(g.actors) {
+		n++
+	}
+	return max(n, 1)
+}
+
+func (g *Gate) signal() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Emitted counts snapshot rows as an actor emits them.
+func (g *Gate) Emitted(n int) {
+	g.rows.Add(int64(n))
+	g.signal()
+}
+
+// Full records that an actor read its share of the epoch.
+func (g *Gate) Full() {
+	g.mu.Lock()
+	g.full++
+	g.mu.Unlock()
+	g.signal()
+}
+
+// Exhausted records that an actor's scan ended.
+func (g *Gate) Exhausted() {
+	g.mu.Lock()
+	g.finished++
+	g.mu.Unlock()
+	g.signal()
+}
+
+// state reports whether every actor is done with the epoch, and whether every
+// actor's scan has ended (the job's final epoch).
+func (g *Gate) state() (ready, allFinished bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.full+g.finished >= g.actors, g.finished >= g.actors
+}
+
+// progress is the share of the epoch's rows read so far, at most 1.
+func (g *Gate) progress() float64 {
+	return min(1, float64(g.rows.Load())/float64(g.budget))
+}
+
+// next starts a new epoch. The source calls it before it sends the barrier that
+// ends the epoch, so no actor can report the next epoch full before it.
+func (g *Gate) next() {
+	g.mu.Lock()
+	g.full = 0
+	g.mu.Unlock()
+	g.rows.Store(0)
+}
