@@ -30,13 +30,13 @@ const (
 	UnitAllocs       = "job-allocs/op" // heap objects allocated during the job
 	UnitBarriers     = "barriers"      // regular barriers: the steady state's length
 
-	UnitSteadyRows   = "steady-rows/s"
-	UnitSteadyCPU    = "steady-cpu-ns/row"
-	UnitBarrierP50   = "barrier-p50-sec" // over the regular barriers
-	UnitBarrierP99   = "barrier-p99-sec"
-	UnitStateRows    = "state-rows/barrier" // the direct cost of persistence, per regular barrier
-	UnitStateBytes   = "state-B/barrier"
-	UnitStateNanos   = "state-ns/barrier"
+	UnitSteadyRows = "steady-rows/s"
+	UnitSteadyCPU  = "steady-cpu-ns/row"
+	UnitBarrierP50 = "barrier-p50-sec" // over the regular barriers
+	UnitBarrierP99 = "barrier-p99-sec"
+	UnitStateRows  = "state-rows/barrier" // the direct cost of persistence, per regular barrier
+	UnitStateBytes = "state-B/barrier"
+	UnitStateNanos = "state-ns/barrier"
 
 	UnitRecoverySec = "recovery-sec" // reopen → first barrier committed
 	UnitRereadRows  = "reread-rows"  // snapshot rows read again after a crash
