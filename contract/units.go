@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchunit"
 )
 
 // Unit names, each with its better direction in Units. ns/op is read back as
@@ -45,6 +46,14 @@ const (
 // MinSteadyBarriers is how many regular barriers a job needs for its steady-state
 // figures: a p99 over fewer is its maximum in disguise.
 const MinSteadyBarriers = 100
+
+// Tidy is a unit as benchfmt reads it back: "ns" becomes "sec" (cpu-ns/row is
+// cpu-sec/row in tables, with its value scaled), "MB" becomes "B". Tables,
+// thresholds and plots name units this way.
+func Tidy(unit string) string {
+	_, u := benchunit.Tidy(1, unit)
+	return u
+}
 
 // FSCategories are the filesystem write categories, in report order; the bench
 // package's tests check that the byte meter has exactly these.

@@ -319,3 +319,16 @@ func wholeJobThresholds() Thresholds {
 	th.Set("rows/s=3%,sec/op=3%")
 	return th
 }
+
+// TestDefaultThresholdsMatchTidyUnits: every default threshold names a unit as
+// benchfmt reads it back, or it would judge nothing.
+func TestDefaultThresholdsMatchTidyUnits(t *testing.T) {
+	for unit := range DefaultThresholds() {
+		if contract.Tidy(unit) != unit {
+			t.Errorf("threshold on %q, but results carry %q", unit, contract.Tidy(unit))
+		}
+	}
+	if _, ok := DefaultThresholds()["steady-cpu-sec/row"]; !ok {
+		t.Error("steady CPU per row is not judged")
+	}
+}

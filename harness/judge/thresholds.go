@@ -21,7 +21,7 @@ type Thresholds map[string]float64
 // DefaultThresholds gate the steady state's throughput and CPU per row, the barrier
 // tail and write amplification on the hot path.
 func DefaultThresholds() Thresholds {
-	return Thresholds{contract.UnitSteadyRows: 0.03, contract.UnitSteadyCPU: 0.03, contract.UnitBarrierP99: 0.10, contract.UnitWriteAmp: 0.02}
+	return Thresholds{contract.UnitSteadyRows: 0.03, contract.Tidy(contract.UnitSteadyCPU): 0.03, contract.UnitBarrierP99: 0.10, contract.UnitWriteAmp: 0.02}
 }
 
 // Set parses "unit=pct,unit=pct" (e.g. "rows/s=5%,write-amp=1%") into t; a

@@ -42,7 +42,8 @@ var (
 var categoryColors = []color.Color{colorSky, colorGreen, colorVermilion, colorPurple, colorYellow}
 
 // keyUnits are the metrics the variant and trend plots show, those present.
-var keyUnits = []string{contract.UnitSteadyRows, contract.UnitSteadyCPU, contract.UnitBarrierP99, contract.UnitWriteAmp, contract.UnitRowsPerSec, contract.UnitCPUPerRow}
+var keyUnits = []string{contract.UnitSteadyRows, contract.Tidy(contract.UnitSteadyCPU), contract.UnitBarrierP99, contract.UnitWriteAmp,
+	contract.UnitRowsPerSec, contract.Tidy(contract.UnitCPUPerRow)}
 
 // variantColor is the colour of the i-th variant (off/base, on/head, then others).
 func variantColor(i int) color.Color {
