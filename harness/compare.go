@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -31,9 +32,12 @@ type CompareConfig struct {
 	judge.Options        // thresholds, correction, alpha
 	Base, Head    string // a git ref, a results file or a results directory; Head "": the working tree
 	Confirm       int    // batches of Count runs re-run for suspected regressions (default 1; 0: none)
-	Out           string // default <module>/compare/<base>..<head>, or ./compare/… for files
-	CommandLine   []string
-	NoPlots       bool
+	// Budget bounds the compare's wall time, builds included: rounds are added to
+	// inconclusive cells only while they fit in it (0: no rounds are added).
+	Budget      time.Duration
+	Out         string // default <module>/compare/<base>..<head>, or ./compare/… for files
+	CommandLine []string
+	NoPlots     bool
 }
 
 // sideSpec is what a user named as one side.
@@ -83,6 +87,9 @@ func (cfg *CompareConfig) setup() (*compareSetup, error) {
 	if cfg.Confirm < 0 {
 		return bad(fmt.Errorf("--confirm %d: must be ≥ 0", cfg.Confirm))
 	}
+	if cfg.Budget < 0 {
+		return bad(fmt.Errorf("--budget %v: must be ≥ 0 (0: no rounds are added)", cfg.Budget))
+	}
 	if err := cfg.Options.Validate(); err != nil {
 		return bad(err)
 	}
@@ -109,6 +116,7 @@ type sides struct {
 // plots. The error is ErrRegression when a regression stands, ErrInconclusive when
 // none does but not every judged pair was settled.
 func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
+	start := time.Now()
 	s, err := cfg.setup()
 	if err != nil {
 		return nil, err
@@ -118,6 +126,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		traces   [2][]string
 		notes    []string
 		confirm  func(cells []contract.Cell) (sides, error)
+		extend   extendFunc
+		perCell  time.Duration
 		dir      string
 	)
 	if s.measure == nil {
@@ -151,40 +161,57 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		if err != nil {
 			return nil, err
 		}
-		run := func(name string, cells []contract.Cell, count int) (sides, *runner.PassResult, error) {
+		// run runs a pass of rounds first … first+count−1 into the results files
+		// <side><file>.txt, after prior, the results they already hold; the pass's
+		// name keeps its traces and failures apart.
+		run := func(name, file string, cells []contract.Cell, first, count int, prior sides) (sides, *runner.PassResult, error) {
 			pc := s.measure.passConfig(dir, name, cfg.Output)
 			for i := range b.sides {
-				if name == "" {
-					b.sides[i].File = b.sides[i].Label + ".txt"
-				} else {
-					b.sides[i].File = b.sides[i].Label + "-" + name + ".txt"
-				}
+				b.sides[i].File = b.sides[i].Label + file + ".txt"
+				b.sides[i].Prior = []judge.Side{prior.base, prior.head}[i].Results
 			}
-			pass, err := runner.RunPass(ctx, pc, b.sides, runner.Plan(cells, count, 2))
+			pass, err := runner.RunPass(ctx, pc, b.sides, runner.PlanRounds(cells, first, count, 2))
 			if err == nil {
 				err = pass.Err(ctx, dir)
 			}
-			return sides{judge.Side{Results: pass.Results[0], Rounds: pass.Rounds[0]}, judge.Side{Results: pass.Results[1], Rounds: pass.Rounds[1]}, pass.Units}, pass, err
+			out := sides{units: pass.Units}
+			out.base = judge.Side{Results: append(prior.base.Results, pass.Results[0]...), Rounds: append(prior.base.Rounds, pass.Rounds[0]...)}
+			out.head = judge.Side{Results: append(prior.head.Results, pass.Results[1]...), Rounds: append(prior.head.Rounds, pass.Rounds[1]...)}
+			for k, u := range prior.units {
+				out.units[k] = u
+			}
+			return out, pass, err
 		}
+		passStart := time.Now()
+		cells := cfg.Matrix.Cells()
 		var pass *runner.PassResult
-		if measured, pass, err = run("", cfg.Matrix.Cells(), cfg.Count); err != nil {
+		if measured, pass, err = run("", "", cells, 1, cfg.Count, sides{}); err != nil {
 			return nil, err
 		}
+		perCell = time.Since(passStart) / time.Duration(len(cells)*cfg.Count)
 		traces = [2][]string{pass.Traces[0], pass.Traces[1]}
+		extend = func(cells []contract.Cell, first, count int) (sides, error) {
+			more, pass, err := run(fmt.Sprintf("rounds-%d-%d", first, first+count-1), "", cells, first, count, measured)
+			if pass != nil {
+				traces[0], traces[1] = append(traces[0], pass.Traces[0]...), append(traces[1], pass.Traces[1]...)
+			}
+			return more, err
+		}
 		confirm = func(cells []contract.Cell) (sides, error) {
-			again, _, err := run("confirm", cells, cfg.Count*cfg.Confirm)
+			again, _, err := run("confirm", "-confirm", cells, 1, cfg.Count*cfg.Confirm, sides{})
 			return again, err
 		}
 	}
 
-	v, g, err := judge.Compare(measured.base, measured.head, measured.units, cfg.Options)
+	v, g, measured, more, err := settle(ctx, cfg, measured, cfg.Matrix.Cells(), perCell, start.Add(cfg.Budget), extend)
 	if err != nil {
 		return nil, err
 	}
+	notes = append(notes, more...)
 	v.Base, v.Head = s.base.label(), s.head.label()
 	v.Notes = append(v.Notes, notes...)
 	if v.Regression && confirm != nil && cfg.Confirm > 0 {
-		if err := confirmRegressions(v, cfg, confirm); err != nil {
+		if err := confirmRegressions(v, cfg, judge.Options{Thresholds: cfg.Thresholds, Correction: cfg.Correction, Alpha: v.Alpha}, confirm); err != nil {
 			return v, err
 		}
 	}
@@ -238,7 +265,7 @@ func writeResults(name string, results []*benchfmt.Result, units benchfmt.UnitMe
 // confirmRegressions re-runs the cells of suspected regressions in a pass of their
 // own and keeps a regression only if the fresh samples, judged on their own, show
 // it again.
-func confirmRegressions(v *judge.Verdict, cfg CompareConfig, rerun func([]contract.Cell) (sides, error)) error {
+func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options, rerun func([]contract.Cell) (sides, error)) error {
 	byLabel := map[string]contract.Cell{}
 	for _, c := range cfg.Matrix.Cells() {
 		byLabel[c.Name()] = c
@@ -253,7 +280,7 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, rerun func([]contra
 	if err != nil {
 		return err
 	}
-	av, _, err := judge.Compare(again.base, again.head, again.units, cfg.Options)
+	av, _, err := judge.Compare(again.base, again.head, again.units, opts)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
@@ -63,6 +64,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", 10, "runs of every cell on each side, interleaved base, head, base, …")
 	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
+	fs.DurationVar(&cfg.Budget, "budget", 8*time.Minute, "wall time the compare may take, builds included: cells still inconclusive get --count more rounds (up to 3 looks, each at a lower α) while they fit (0: no rounds are added)")
 	analysis := bindAnalysis(fs, &cfg.Options)
 	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>)")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")

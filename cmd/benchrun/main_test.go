@@ -124,6 +124,7 @@ func TestUsageErrors(t *testing.T) {
 		{"compare", "main", "--correction", "bonferroni"},
 		{"compare", "main", "--threshold", "rows/s"},
 		{"compare", "main", "--count", "0"},
+		{"compare", "main", "--budget", "-1s"},
 		{"compare", "main", "--thresholds-file", "/nonexistent.json"},
 		{"crashtest", "--points", "0"},
 		{"crashtest", "--rows", "0"},

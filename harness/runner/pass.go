@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,8 @@ type Side struct {
 	Checkout Checkout
 	Binary   string
 	File     string // its results file, rewritten after every trial ("": none)
+	// Prior are results of earlier passes that File holds before this pass's.
+	Prior []*benchfmt.Result
 }
 
 // PassConfig says where and how a pass runs its trials.
@@ -118,7 +121,7 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 		prog.done(t, o.failure)
 		p.out.Results[t.Side], p.out.Rounds[t.Side] = p.ordered(t.Side)
 		if s.File != "" {
-			data, err := contract.Encode(p.out.Results[t.Side], p.out.Units)
+			data, err := contract.Encode(append(slices.Clip(s.Prior), p.out.Results[t.Side]...), p.out.Units)
 			if err == nil {
 				err = files.WriteAtomic(filepath.Join(cfg.Dir, s.File), data)
 			}

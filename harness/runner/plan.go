@@ -24,9 +24,13 @@ type Trial struct {
 // Plan orders count rounds, each running every cell once on each of the sides in
 // turn, so that drift of the machine over time spreads over all cells and sides
 // alike: A B A B …, not A A … B B ….
-func Plan(cells []contract.Cell, count, sides int) []Trial {
+func Plan(cells []contract.Cell, count, sides int) []Trial { return PlanRounds(cells, 1, count, sides) }
+
+// PlanRounds is Plan with rounds numbered from first on: more rounds of a pass
+// that ran rounds 1 … first−1.
+func PlanRounds(cells []contract.Cell, first, count, sides int) []Trial {
 	var trials []Trial
-	for r := 1; r <= count; r++ {
+	for r := first; r < first+count; r++ {
 		for _, c := range cells {
 			for s := range sides {
 				trials = append(trials, Trial{Index: len(trials) + 1, Round: r, Cell: c, Side: s})
