@@ -17,6 +17,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 )
 
@@ -296,5 +297,37 @@ func TestMergeShardsEqualsUnsharded(t *testing.T) {
 	}
 	if !strings.Contains(string(merged), "Unit rows/s better=higher") || !strings.Contains(string(merged), "machine: ") {
 		t.Errorf("merged file lost its unit or config lines:\n%s", merged)
+	}
+}
+
+// TestNoiseReportsSpread runs the A/A measurement on the fake bench binary, whose
+// figures do not move: no spread, and the fewest rounds the signed-rank test needs.
+func TestNoiseReportsSpread(t *testing.T) {
+	run := fakeConfig(t, "1", 6)
+	th := judge.DefaultThresholds()
+	th.Set("rows/s=3%")
+	cfg := NoiseConfig{Measure: run.Measure, Output: run.Output, Out: run.Out, Binary: run.Binary,
+		Options: judge.Options{Thresholds: th, Correction: judge.Holm, Alpha: 0.05}}
+	rows, err := Noise(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 { // rows/s of persist off and on
+		t.Fatalf("rows %+v, want rows/s of two cells", rows)
+	}
+	for _, r := range rows {
+		// 2/2ⁿ ≤ 0.05/2 needs n ≥ 7.
+		if r.N != 6 || r.RunCV != 0 || r.PairSD != 0 || r.Rounds != 7 {
+			t.Errorf("%+v: want 6 rounds, no spread, 7 rounds to detect", r)
+		}
+	}
+	out := cfg.Stdout.(*bytes.Buffer).String()
+	if !strings.Contains(out, "paired ratio sd") || !strings.Contains(out, "rounds for it") {
+		t.Errorf("noise table:\n%s", out)
+	}
+	for _, f := range []string{"a.txt", "b.txt", "noise.txt"} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -265,3 +265,35 @@ func mannWhitneyCritical(m, n int, tail float64) int {
 	}
 	return k
 }
+
+// CV is the coefficient of variation: standard deviation ÷ mean.
+func CV(v []float64) float64 {
+	mean := 0.0
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	return stddev(v) / mean
+}
+
+// PairedLogSD is the standard deviation of the per-round log ratio head/base of
+// two cells of a grid (NaN without at least two pairs).
+func PairedLogSD(base, head *GridCell) float64 {
+	return stddev(pairedLogRatios(base, head))
+}
+
+// RoundsToDetect is how many paired rounds a test at level alpha needs to find a
+// change of size threshold with probability Power, given the per-round log-ratio
+// spread sd: ((z₁₋α/₂ + z_power)·sd / ln(1+threshold))², and at least enough for the
+// signed-rank test to reach alpha at all. 0 when sd is unknown.
+func RoundsToDetect(sd, threshold, alpha float64) int {
+	if math.IsNaN(sd) || threshold <= 0 {
+		return 0
+	}
+	n := (zQuantile(1-alpha/2) + zQuantile(Power)) * sd / math.Log1p(threshold)
+	rounds := int(math.Ceil(n * n))
+	for math.Ldexp(1, 1-rounds) > alpha { // the test's floor: p ≥ 2/2ⁿ
+		rounds++
+	}
+	return rounds
+}

@@ -328,3 +328,17 @@ func TestTwoSampleHLCoverage(t *testing.T) {
 		t.Errorf("coverage %.3f, want ≥ 0.95 (less the spread of %d trials)", rate, trials)
 	}
 }
+
+func TestRoundsToDetect(t *testing.T) {
+	// ((1.96 + 1.2816)·0.05 / ln 1.03)² = 30.1 → 31 rounds for a 3 % change.
+	if n := RoundsToDetect(0.05, 0.03, 0.05); n != 31 {
+		t.Errorf("RoundsToDetect(5%%, 3%%) = %d, want 31", n)
+	}
+	// No spread: the signed-rank floor 2/2ⁿ ≤ 0.01 needs 8 rounds.
+	if n := RoundsToDetect(0, 0.03, 0.01); n != 8 {
+		t.Errorf("RoundsToDetect(0, 3%%, α=0.01) = %d, want 8", n)
+	}
+	if RoundsToDetect(math.NaN(), 0.03, 0.05) != 0 {
+		t.Error("an unknown spread needs no rounds?")
+	}
+}

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+
+	"github.com/backfill-bench/backfill-bench/harness"
+)
+
+func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("noise", flag.ContinueOnError)
+	cfg := harness.NoiseConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}
+	cfg.Matrix = harness.QuickMatrix()
+	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, back to back")
+	analysis := bindAnalysis(fs, &cfg.Options)
+	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/noise/<UTC time>-<commit>)")
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), `usage: benchrun noise [flags]
+
+Measures what this machine can resolve: an A/A compare of one build. Every cell of
+the matrix (default: the quick suite) runs twice per round, back to back; for each
+judged metric it prints the spread of single runs, the spread of the paired ratio,
+the smallest change a compare of --count rounds could detect, and the rounds a
+compare needs to detect a change of the metric's threshold.
+
+`)
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, stderr, args); err != nil {
+		return err
+	}
+	if err := analysis.apply(&cfg.Options); err != nil {
+		return err
+	}
+	given.apply(&cfg.Matrix)
+	cfg.CommandLine = append([]string{"benchrun", "noise"}, args...)
+	cfg.Terminal = isTerminal(stderr)
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	_, err := harness.Noise(ctx, cfg)
+	return usageOf(err)
+}

@@ -1,0 +1,148 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/internal/files"
+)
+
+// NoiseConfig configures `benchrun noise`: an A/A measurement of one build.
+type NoiseConfig struct {
+	Measure
+	Output
+	judge.Options // the thresholds name the metrics to report; alpha sizes the detectable change
+	Out           string
+	Binary        string // a built bench binary to use instead of building one
+	CommandLine   []string
+}
+
+// NoiseRow is one judged metric of one cell: how much it moves between runs.
+type NoiseRow struct {
+	Cell, Unit string
+	N          int     // rounds
+	RunCV      float64 // spread of single runs: standard deviation ÷ mean
+	PairSD     float64 // spread of the per-round log ratio of two runs back to back
+	Detectable float64 // smallest change a paired compare of N rounds finds with 90 % power; +Inf if none
+	Rounds     int     // rounds a paired compare needs to detect a change of the threshold; 0 if it cannot
+}
+
+// Noise runs every cell of the matrix twice per round, back to back, on one build,
+// and reports per judged metric the run-to-run spread, the spread of the paired
+// ratio and the change a compare of that many rounds could detect: what this
+// machine can resolve.
+func Noise(ctx context.Context, cfg NoiseConfig) ([]NoiseRow, error) {
+	s, err := cfg.Measure.setup()
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Options.Validate(); err != nil {
+		return nil, &ConfigError{err}
+	}
+	checkout, err := runner.InspectCheckout(ctx, cfg.Src)
+	if err != nil {
+		return nil, err
+	}
+	dir := cfg.Out
+	if dir == "" {
+		dir = filepath.Join(checkout.Dir, "results", "noise", time.Now().UTC().Format("20060102T150405Z")+"-"+checkout.Short())
+	}
+	if dir, err = newResultsDir(dir, cfg.CommandLine); err != nil {
+		return nil, err
+	}
+	binary := cfg.Binary
+	if binary == "" {
+		binary = filepath.Join(dir, "bench.test")
+		cfg.logger().Info("building the bench binary", "src", checkout.Dir, "commit", checkout.Short())
+		if err := runner.BuildBench(ctx, checkout.Dir, binary); err != nil {
+			return nil, err
+		}
+		defer os.Remove(binary)
+	}
+	sides := []runner.Side{{Label: "a", Checkout: checkout, Binary: binary, File: "a.txt"}, {Label: "b", Checkout: checkout, Binary: binary, File: "b.txt"}}
+	cells := cfg.Matrix.Cells()
+	pass, err := runner.RunPass(ctx, s.passConfig(dir, "", cfg.Output), sides, runner.Plan(cells, cfg.Count, 2))
+	if err == nil {
+		err = pass.Err(ctx, dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	v, g, err := judge.Compare(judge.Side{Results: pass.Results[0], Rounds: pass.Rounds[0]}, judge.Side{Results: pass.Results[1], Rounds: pass.Rounds[1]}, pass.Units, cfg.Options)
+	if err != nil {
+		return nil, err
+	}
+	rows := noiseRows(v, g, cfg.Options)
+	var out bytes.Buffer
+	writeNoise(&out, rows, cfg.Options)
+	fmt.Fprintf(&out, "\nresults: %s\n", dir)
+	if err := files.WriteAtomic(filepath.Join(dir, "noise.txt"), out.Bytes()); err != nil {
+		return rows, err
+	}
+	_, err = cfg.Stdout.Write(out.Bytes())
+	return rows, err
+}
+
+// noiseRows turns an A/A verdict into the spread of each judged pair.
+func noiseRows(v *judge.Verdict, g *judge.Grid, o judge.Options) []NoiseRow {
+	cells := map[[2]string][2]*judge.GridCell{}
+	for _, t := range g.Tables {
+		for _, row := range t.Rows {
+			var pair [2]*judge.GridCell
+			for i, col := range t.Cols {
+				pair[i] = t.Cells[judge.GridKey{Row: row, Col: col}]
+			}
+			cells[[2]string{contract.Label(row.StringValues()), t.Unit}] = pair
+		}
+	}
+	judged := 0
+	for _, f := range v.Findings {
+		if f.Status != judge.NotJudged {
+			judged++
+		}
+	}
+	var rows []NoiseRow
+	for _, f := range v.Findings {
+		if f.Status == judge.NotJudged {
+			continue
+		}
+		pair := cells[[2]string{f.Cell, f.Unit}]
+		r := NoiseRow{Cell: f.Cell, Unit: f.Unit, N: f.Pairs, Detectable: math.Inf(1)}
+		if pair[0] != nil && pair[1] != nil {
+			r.RunCV = judge.CV(append(append([]float64(nil), pair[0].Raw...), pair[1].Raw...))
+			r.PairSD = judge.PairedLogSD(pair[0], pair[1])
+		}
+		if f.Detectable != nil {
+			r.Detectable = *f.Detectable
+		}
+		r.Rounds = judge.RoundsToDetect(r.PairSD, f.Threshold, o.Alpha/float64(max(judged, 1)))
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "cell\tmetric\tn\trun CV\tpaired ratio sd\tdetectable now\tthreshold\trounds for it\t")
+	for _, r := range rows {
+		det, rounds := "∞", "—"
+		if !math.IsInf(r.Detectable, 0) {
+			det = fmt.Sprintf("%.1f%%", 100*r.Detectable)
+		}
+		if r.Rounds > 0 {
+			rounds = fmt.Sprint(r.Rounds)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%s\t%g%%\t%s\t\n", r.Cell, r.Unit, r.N, 100*r.RunCV, 100*r.PairSD, det, 100*o.Thresholds[r.Unit], rounds)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nEvery cell ran twice per round, back to back, on one build: an A/A compare. run CV is the spread of single runs; paired ratio sd the spread of the per-round log ratio, which the paired test sees. detectable now: the smallest change a compare of n rounds finds with 90 %% power at α = %g corrected over the %d judged pairs; rounds for it: the rounds a compare needs to detect a change of the threshold.\n", o.Alpha, len(rows))
+}
