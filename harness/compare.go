@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -208,6 +209,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		return nil, err
 	}
 	notes = append(notes, more...)
+	notes = append(notes, shortCells(append(slices.Clip(measured.base.Results), measured.head.Results...))...)
 	v.Base, v.Head = s.base.label(), s.head.label()
 	v.Notes = append(v.Notes, notes...)
 	if v.Regression && confirm != nil && cfg.Confirm > 0 {

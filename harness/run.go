@@ -225,6 +225,9 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 	if err := render.WriteSummary(&buf, g); err != nil {
 		return err
 	}
+	for _, n := range shortCells(rep.Results) {
+		fmt.Fprintf(&buf, "\n%s", n)
+	}
 	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", rep.Dir, filepath.Join(rep.Dir, "results.txt"))
 	if err := files.WriteAtomic(filepath.Join(rep.Dir, "summary.txt"), buf.Bytes()); err != nil {
 		return err
