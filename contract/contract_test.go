@@ -218,4 +218,8 @@ func TestCadenceAndRates(t *testing.T) {
 	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "--changes 500/epoch") {
 		t.Errorf("a rate per second with a work-driven barrier: %v", err)
 	}
+	m.Set("changes", "0/s") // snapshot only: no rate to convert
+	if err := m.Validate(); err != nil {
+		t.Errorf("a snapshot-only work-driven job: %v", err)
+	}
 }

@@ -225,7 +225,7 @@ func (m Matrix) Cells() []Cell {
 func (m Matrix) Validate() error {
 	for _, b := range m.Barriers {
 		for _, ch := range m.changes() {
-			if b.WorkDriven() && ch.Per == "s" {
+			if b.WorkDriven() && ch.Per == "s" && ch.N > 0 {
 				return fmt.Errorf("changes=%s with barrier=%s: a work-driven epoch has no duration; give changes per epoch, like --changes %d/epoch", ch, b, max(b.Rows/100, 1))
 			}
 		}
