@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
-	"time"
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
@@ -48,26 +46,15 @@ func Noise(ctx context.Context, cfg NoiseConfig) ([]NoiseRow, error) {
 	if err := cfg.Options.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
-	checkout, err := runner.InspectCheckout(ctx, cfg.Src)
+	checkout, dir, err := checkoutDir(ctx, cfg.Src, cfg.Out, "noise", cfg.CommandLine)
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.Out
-	if dir == "" {
-		dir = filepath.Join(checkout.Dir, "results", "noise", time.Now().UTC().Format("20060102T150405Z")+"-"+checkout.Short())
-	}
-	if dir, err = newResultsDir(dir, cfg.CommandLine); err != nil {
+	binary, remove, err := benchBinary(ctx, cfg.logger(), checkout, dir, cfg.Binary)
+	if err != nil {
 		return nil, err
 	}
-	binary := cfg.Binary
-	if binary == "" {
-		binary = filepath.Join(dir, "bench.test")
-		cfg.logger().Info("building the bench binary", "src", checkout.Dir, "commit", checkout.Short())
-		if err := runner.BuildBench(ctx, checkout.Dir, binary); err != nil {
-			return nil, err
-		}
-		defer os.Remove(binary)
-	}
+	defer remove()
 	sides := []runner.Side{{Label: "a", Checkout: checkout, Binary: binary, File: "a.txt"}, {Label: "b", Checkout: checkout, Binary: binary, File: "b.txt"}}
 	cells := cfg.Matrix.Cells()
 	pass, err := runner.RunPass(ctx, s.passConfig(dir, "", cfg.Output), sides, runner.Plan(cells, cfg.Count, 2))

@@ -169,26 +169,16 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		return &RunReport{}, nil
 	}
 
-	checkout, err := runner.InspectCheckout(ctx, cfg.Src)
+	checkout, dir, err := checkoutDir(ctx, cfg.Src, cfg.Out, "runs", cfg.CommandLine)
 	if err != nil {
 		return nil, err
 	}
-	dir := cfg.Out
-	if dir == "" {
-		dir = filepath.Join(checkout.Dir, "results", "runs", time.Now().UTC().Format("20060102T150405Z")+"-"+checkout.Short())
-	}
-	if dir, err = newResultsDir(dir, cfg.CommandLine); err != nil {
+	side := runner.Side{Checkout: checkout, File: "results.txt"}
+	var remove func()
+	if side.Binary, remove, err = benchBinary(ctx, log, checkout, dir, cfg.Binary); err != nil {
 		return nil, err
 	}
-	side := runner.Side{Checkout: checkout, Binary: cfg.Binary, File: "results.txt"}
-	if side.Binary == "" {
-		side.Binary = filepath.Join(dir, "bench.test")
-		log.Info("building the bench binary", "src", checkout.Dir, "commit", checkout.Short())
-		if err := runner.BuildBench(ctx, checkout.Dir, side.Binary); err != nil {
-			return nil, err
-		}
-		defer os.Remove(side.Binary)
-	}
+	defer remove()
 	pass, err := runner.RunPass(ctx, s.passConfig(dir, "", cfg.Output), []runner.Side{side}, trials)
 	rep := &RunReport{Dir: dir, Results: pass.Results[0], Rounds: pass.Rounds[0], Units: pass.Units, Pass: pass}
 	if err != nil {
@@ -200,6 +190,34 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		}
 	}
 	return rep, pass.Err(ctx, dir)
+}
+
+// checkoutDir inspects the checkout at src and makes the output directory: out,
+// or results/<kind>/<UTC time>-<commit> in the checkout.
+func checkoutDir(ctx context.Context, src, out, kind string, commandLine []string) (runner.Checkout, string, error) {
+	checkout, err := runner.InspectCheckout(ctx, src)
+	if err != nil {
+		return checkout, "", err
+	}
+	if out == "" {
+		out = filepath.Join(checkout.Dir, "results", kind, time.Now().UTC().Format("20060102T150405Z")+"-"+checkout.Short())
+	}
+	dir, err := newResultsDir(out, commandLine)
+	return checkout, dir, err
+}
+
+// benchBinary is the bench binary to run: binary if given, else one built from
+// the checkout into dir, which remove deletes.
+func benchBinary(ctx context.Context, log *slog.Logger, checkout runner.Checkout, dir, binary string) (path string, remove func(), err error) {
+	if binary != "" {
+		return binary, func() {}, nil
+	}
+	path = filepath.Join(dir, "bench.test")
+	log.Info("building the bench binary", "src", checkout.Dir, "commit", checkout.Short())
+	if err := runner.BuildBench(ctx, checkout.Dir, path); err != nil {
+		return "", nil, err
+	}
+	return path, func() { os.Remove(path) }, nil
 }
 
 // newResultsDir makes an output directory, absolute (bench binaries run in it and

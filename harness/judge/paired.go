@@ -127,14 +127,19 @@ func signedRankCritical(n int, tail float64) int {
 	for i := range ranks {
 		ranks[i] = i + 1
 	}
-	dist := signFlipDist(ranks, n*(n+1)/2)
+	return lowerCritical(signFlipDist(ranks, n*(n+1)/2), tail)
+}
+
+// lowerCritical is the largest c with P(X ≤ c−1) ≤ tail for the distribution
+// dist[x] = P(X = x).
+func lowerCritical(dist []float64, tail float64) int {
 	cum, c := 0.0, 0
-	for s, p := range dist {
+	for x, p := range dist {
 		cum += p
 		if cum > tail+1e-12 {
 			break
 		}
-		c = s + 1
+		c = x + 1
 	}
 	return c
 }
@@ -254,16 +259,7 @@ func mannWhitneyCritical(m, n int, tail float64) int {
 		}
 		prev, cur = cur, make([][]float64, n+1)
 	}
-	dist := prev[n]
-	cum, k := 0.0, 0
-	for u, p := range dist {
-		cum += p
-		if cum > tail+1e-12 {
-			break
-		}
-		k = u + 1
-	}
-	return k
+	return lowerCritical(prev[n], tail)
 }
 
 // CV is the coefficient of variation: standard deviation ÷ mean.
