@@ -179,6 +179,6 @@ func TestCompareCommits(t *testing.T) {
 // time, which the fixtures and synthetic data here report.
 func wholeJobThresholds() judge.Thresholds {
 	th := judge.DefaultThresholds()
-	th.Set("rows/s=3%,sec/op=3%")
+	th.Set("rows/s=3%,sec/op=3%,barrier-p99-sec=10%")
 	return th
 }

@@ -15,7 +15,7 @@ func TestCompareFilesGolden(t *testing.T) {
 	files := filepath.Join("..", "..", "harness", "judge", "testdata", "compare")
 	out := t.TempDir()
 	// The fixture's files are whole-job figures: judge rows/s and sec/op as well.
-	stdout, _, err := runArgs("compare", "--no-plots", "--threshold", "rows/s=3%,sec/op=3%", "--out", out, filepath.Join(files, "base.txt"), filepath.Join(files, "head.txt"))
+	stdout, _, err := runArgs("compare", "--no-plots", "--threshold", "rows/s=3%,sec/op=3%,barrier-p99-sec=10%", "--out", out, filepath.Join(files, "base.txt"), filepath.Join(files, "head.txt"))
 	if exitCode(err) != 1 {
 		t.Fatalf("exit %d (%v), want 1 (regression)", exitCode(err), err)
 	}

@@ -151,7 +151,7 @@ func TestUsageErrors(t *testing.T) {
 func TestCompareFilesExitCodes(t *testing.T) {
 	files := filepath.Join("..", "..", "harness", "judge", "testdata", "compare")
 	base, head := filepath.Join(files, "base.txt"), filepath.Join(files, "head.txt")
-	out, _, err := runArgs("compare", "--threshold", "rows/s=3%,sec/op=3%", base, head, "--out", t.TempDir())
+	out, _, err := runArgs("compare", "--threshold", "rows/s=3%,sec/op=3%,barrier-p99-sec=10%", base, head, "--out", t.TempDir())
 	if exitCode(err) != 1 || !strings.Contains(out, "✗ REGRESSION") {
 		t.Errorf("regressed files: exit %d (%v), want 1\n%s", exitCode(err), err, out)
 	}
