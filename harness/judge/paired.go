@@ -108,16 +108,22 @@ func hodgesLehmann(d []float64, confidence float64) (est, lo, hi float64, ok boo
 	}
 	slices.Sort(walsh)
 	m := len(walsh)
-	if m%2 == 1 {
-		est = walsh[m/2]
-	} else {
-		est = (walsh[m/2-1] + walsh[m/2]) / 2
-	}
+	est = medianSorted(walsh)
 	c := signedRankCritical(n, (1-confidence)/2)
 	if c < 1 {
 		return est, math.Inf(-1), math.Inf(1), false
 	}
 	return est, walsh[c-1], walsh[m-c], true
+}
+
+// medianSorted is the median of sorted values, the mean of the middle two for an
+// even count: the Hodges–Lehmann estimators' rule.
+func medianSorted(v []float64) float64 {
+	m := len(v)
+	if m%2 == 1 {
+		return v[m/2]
+	}
+	return (v[m/2-1] + v[m/2]) / 2
 }
 
 // signedRankCritical is the largest c with P(W+ ≤ c−1) ≤ tail for the signed-rank
@@ -217,11 +223,7 @@ func twoSampleHL(x, y []float64, confidence float64) (est, lo, hi float64, ok bo
 	}
 	slices.Sort(diffs)
 	N := len(diffs)
-	if N%2 == 1 {
-		est = diffs[N/2]
-	} else {
-		est = (diffs[N/2-1] + diffs[N/2]) / 2
-	}
+	est = medianSorted(diffs)
 	k := mannWhitneyCritical(m, n, (1-confidence)/2)
 	if k < 1 {
 		return est, math.Inf(-1), math.Inf(1), false

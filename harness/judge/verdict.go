@@ -482,11 +482,4 @@ func (v *Verdict) RegressedCells() []string {
 }
 
 // medianOf is the median of values that may be +Inf (nothing detectable).
-func medianOf(v []float64) float64 {
-	s := slices.Sorted(slices.Values(v))
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return s[n/2-1]/2 + s[n/2]/2
-}
+func medianOf(v []float64) float64 { return medianSorted(slices.Sorted(slices.Values(v))) }

@@ -14,6 +14,22 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
+// checkGolden compares got with testdata/name (rewritten with -update).
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	golden := filepath.Join("testdata", name)
+	if *update {
+		os.WriteFile(golden, []byte(got), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s:\n%s", golden, got)
+	}
+}
+
 func TestReportGolden(t *testing.T) {
 	fixture := filepath.Join("..", "judge", "testdata", "compare")
 	base, units, err := contract.ReadFiles(filepath.Join(fixture, "base.txt"))
@@ -34,17 +50,7 @@ func TestReportGolden(t *testing.T) {
 	var buf bytes.Buffer
 	const machine = "`0123456789ab`, Fixture CPU, 2 cores, linux/amd64"
 	WriteReport(&buf, v, "benchrun compare main", machine, []string{"deltas", "variants"})
-	golden := filepath.Join("testdata", "report.golden.md")
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("report.md differs from %s:\n%s", golden, buf.String())
-	}
+	checkGolden(t, "report.golden.md", buf.String())
 	// A matrix of a thousand judged pairs still fits in a GitHub comment.
 	big := *v
 	for len(big.Findings) < 1000 {
@@ -70,15 +76,5 @@ func TestSummaryGolden(t *testing.T) {
 	if err := WriteSummary(&buf, g); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "summary.golden.txt")
-	if *update {
-		os.WriteFile(golden, buf.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	if buf.String() != string(want) {
-		t.Errorf("summary differs from %s:\n%s", golden, buf.String())
-	}
+	checkGolden(t, "summary.golden.txt", buf.String())
 }
