@@ -62,7 +62,8 @@ func ParseShard(s string) (Shard, error) {
 var workloadCost = map[string]float64{"narrow": 1, "bid": 2.5, "person": 2.5, "auction": 3, "wide": 6}
 
 // EstimateCost is a cell's expected seconds per run: a process start and the load
-// of table A, plus the job, by rows, workload and the profile's disk.
+// of table A, plus the job, by rows, workload, the profile's disk and the snapshot
+// rate limit.
 func EstimateCost(c contract.Cell, p profile.Profile) float64 {
 	table, _, _ := strings.Cut(c.Workload, "+")
 	w, ok := workloadCost[table]
@@ -74,6 +75,9 @@ func EstimateCost(c contract.Cell, p profile.Profile) float64 {
 	cost := 0.3 + perRow*float64(c.Rows)
 	if p.WriteBandwidth > 0 {
 		cost += bytes / float64(p.WriteBandwidth)
+	}
+	if c.Limit > 0 { // the scan cannot go faster than its limit
+		cost = max(cost, 0.3+float64(c.Rows)/float64(int64(c.Limit)*int64(c.Par)))
 	}
 	return cost
 }
