@@ -30,6 +30,11 @@ type TraceEpoch struct {
 	Checkpoint   bool    `json:"checkpoint"`
 	SnapshotRows int64   `json:"snapshot_rows"`
 	UpstreamRows int64   `json:"upstream_rows"`
+	// Where the epoch's time went, in seconds: the actors' phases summed over
+	// actors (waiting for the previous commit, reopening the scan, scanning,
+	// waiting with their rows read, handling the barrier), then the collector's
+	// building of the epoch batch and its commit.
+	Phases map[string]float64 `json:"phases_sec,omitempty"`
 }
 
 // AppendTrace adds t as a line to the trace file, creating it if needed.

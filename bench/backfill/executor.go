@@ -71,7 +71,21 @@ type Part struct {
 	StateRows    int64         // state rows written
 	StateBytes   int64         // logical key+value bytes written to the state table
 	StateTime    time.Duration // spent building and encoding the state rows
-	NetRows      int64         // visible inserts minus visible deletes sent downstream
+	// Where the actor's time went in the epoch: waiting for the previous epoch's
+	// commit, reopening the scan, scanning, waiting with its rows read (work-driven
+	// barriers), and handling the barrier until the part was handed over.
+	Phases  Phases
+	NetRows int64 // visible inserts minus visible deletes sent downstream
+}
+
+// Phases are an actor's time in one epoch, by what it was doing.
+type Phases struct {
+	Wait, Open, Scan, Idle, Barrier time.Duration
+}
+
+// Add sums two actors' phases.
+func (p Phases) Add(q Phases) Phases {
+	return Phases{p.Wait + q.Wait, p.Open + q.Open, p.Scan + q.Scan, p.Idle + q.Idle, p.Barrier + q.Barrier}
 }
 
 // Close releases the part's batches.
@@ -101,7 +115,10 @@ type Executor struct {
 	waiting bool   // the scan restarts once waitFor commits
 	waitFor uint64 // epoch
 	full    bool   // the epoch's EpochRows are read: the scan waits for the barrier
-	buffer  []*stream.Chunk
+
+	// When the current phase began: waiting for a commit, scanning, or full.
+	waitFrom, scanFrom, fullAt time.Time
+	buffer                     []*stream.Chunk
 
 	pos      []row.Datum // merged: last emitted pk; nil before the first row
 	posKey   []byte      // merged: memcomparable encoding of pos
@@ -230,6 +247,7 @@ func (e *Executor) Run(ctx context.Context) error {
 	} else if err := e.openScan(e.env.Store.Latest()); err != nil {
 		return err
 	}
+	e.scanFrom = time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -238,9 +256,13 @@ func (e *Executor) Run(ctx context.Context) error {
 			if e.waiting {
 				epoch, ch := e.env.Store.Committed()
 				if epoch >= e.waitFor {
+					opened := time.Now()
+					e.part.Phases.Wait = opened.Sub(e.waitFrom)
 					if err := e.openScan(e.env.Store.Latest()); err != nil {
 						return err
 					}
+					e.scanFrom = time.Now()
+					e.part.Phases.Open = e.scanFrom.Sub(opened)
 					continue
 				}
 				committed = ch
@@ -370,7 +392,8 @@ func (e *Executor) scanOne() error {
 		if err := e.emitSnapshotChunk(); err != nil {
 			return err
 		}
-		e.full = true
+		e.full, e.fullAt = true, time.Now()
+		e.part.Phases.Scan = e.fullAt.Sub(e.scanFrom)
 		if e.env.OnFull != nil {
 			e.env.OnFull()
 		}
@@ -440,6 +463,13 @@ func (e *Executor) handle(ctx context.Context, msg stream.Message) (done bool, e
 }
 
 func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, err error) {
+	start := time.Now()
+	switch {
+	case e.full:
+		e.part.Phases.Idle = start.Sub(e.fullAt)
+	case e.scan != nil && !e.scanFrom.IsZero():
+		e.part.Phases.Scan = start.Sub(e.scanFrom)
+	}
 	if e.scan != nil && !e.finished && e.part.SnapshotRows == 0 {
 		// Read at least one row per epoch, so progress never starves on short barriers.
 		if err := e.scanOne(); err != nil {
@@ -476,10 +506,12 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	e.part.MVBytes = mvBytes
 	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
 	e.state = nil
+	e.part.Phases.Barrier = time.Since(start)
 	if err := e.env.Deliver(ctx, e.part); err != nil {
 		return false, err
 	}
 	e.part, e.full = Part{}, false
+	e.waitFrom, e.scanFrom = time.Now(), time.Time{}
 	if b.Final {
 		if !e.finished {
 			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished", e.cfg.Actor, b.Epoch.Curr)

@@ -180,6 +180,10 @@ type EpochTrace struct {
 	StateRows  int64
 	StateBytes int64
 	StateTime  time.Duration
+	// Where the epoch's time went: the actors' phases, summed over actors, and
+	// the collector's building of the epoch batch and its commit.
+	Phases        backfill.Phases
+	Build, Commit time.Duration
 }
 
 // Committed is when the epoch's commit was done.
@@ -834,6 +838,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		tr.StateRows += a.StateRows
 		tr.StateBytes += a.StateBytes
 		tr.StateTime += a.StateTime
+		tr.Phases = tr.Phases.Add(a.Phases)
 		c.netRows += a.NetRows
 		if a.Finished {
 			finished++
@@ -844,16 +849,20 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		ev.Kind = EventBeforeCommit
 		c.onEvent(ev)
 	}
+	built := time.Now()
 	b, err := c.epochBatch(pe)
 	pe.actors = nil
 	pe.source = nil
 	if err != nil {
 		return false, fmt.Errorf("epoch %d: %w", epoch, err)
 	}
+	committing := time.Now()
+	tr.Build = committing.Sub(built)
 	if err := c.store.CommitEpoch(b, epoch, bar.Checkpoint); err != nil {
 		return false, err
 	}
 	now := time.Now()
+	tr.Commit = now.Sub(committing)
 	if c.firstCommit.IsZero() {
 		c.firstCommit = now
 	}
