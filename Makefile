@@ -48,7 +48,8 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "not gofmt-ed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## fuzz: fuzz the key encoding for a short while
+## fuzz: fuzz the key encoding and the results reader for a short while
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRoundTrip -fuzztime 30s ./bench/memcmp
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./bench/memcmp
+	$(GO) test -run '^$$' -fuzz FuzzReadFiles -fuzztime 30s ./contract

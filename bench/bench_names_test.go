@@ -12,6 +12,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
@@ -27,6 +28,9 @@ func TestContractMatchesModel(t *testing.T) {
 	}
 	if !slices.Equal(contract.FSCategories, cats) {
 		t.Errorf("contract fs categories %v, the meter's %v", contract.FSCategories, cats)
+	}
+	if contract.MaxPar != storage.DefaultVnodes {
+		t.Errorf("contract allows par up to %d, the vnode count is %d", contract.MaxPar, storage.DefaultVnodes)
 	}
 }
 

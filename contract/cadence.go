@@ -16,6 +16,9 @@ type Cadence struct {
 	Rows     int64
 }
 
+// MinBarrierInterval is the shortest time-driven barrier interval a job accepts.
+const MinBarrierInterval = time.Millisecond
+
 // Every returns the time-driven cadence of interval d.
 func Every(d time.Duration) Cadence { return Cadence{Interval: d} }
 
@@ -42,6 +45,9 @@ func ParseCadence(s string) (Cadence, error) {
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return Cadence{}, fmt.Errorf("barrier %q: want a duration > 0 like 100ms, or snapshot rows like 50krows", s)
+	}
+	if d < MinBarrierInterval {
+		return Cadence{}, fmt.Errorf("barrier %q: below %v every barrier's commit outlasts the interval and the job never ends; did you mean %dms?", s, MinBarrierInterval, d.Nanoseconds())
 	}
 	return Cadence{Interval: d}, nil
 }

@@ -3,6 +3,9 @@ package contract_test
 import (
 	"flag"
 	"fmt"
+	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -222,4 +225,58 @@ func TestCadenceAndRates(t *testing.T) {
 	if err := m.Validate(); err != nil {
 		t.Errorf("a snapshot-only work-driven job: %v", err)
 	}
+}
+
+// TestReadFilesRefusesBadInput: every way a results file can poison the
+// statistics is an error naming the file, the line where there is one, and the fix.
+func TestReadFilesRefusesBadInput(t *testing.T) {
+	const good = "BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=off/scan=merged/barrier=1s/par=2-2 1 100 ns/op 5 rows/s\n"
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"NaN", good + "BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=2-2 1 100 ns/op NaN rows/s\n", "f.txt:2: BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=2-2: NaN rows/s is not a finite number"},
+		{"+Inf", good + "BenchmarkX 1 +Inf ns/op\n", "f.txt:2: BenchmarkX: +Inf ns/op is not a finite number"},
+		{"negative", "BenchmarkX 1 100 ns/op -5 rows/s\n", "f.txt:1: BenchmarkX: -5 rows/s is negative"},
+		{"unit cut in the middle", "BenchmarkX 1 100 ns/op 5 rows/\n", `f.txt:1: BenchmarkX: unknown unit "rows/"`},
+		{"line cut inside its name", good + "BenchmarkBackfill/profile=mem/work\n", "f.txt:2: "},
+		{"empty", "", "f.txt: no benchmark results"},
+		{"garbage", "hello\nworld\n", "f.txt: no benchmark results"},
+		{"conflicting unit lines", "Unit rows/s better=higher\nUnit rows/s better=lower\n" + good, "f.txt:2: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "f.txt")
+			os.WriteFile(f, []byte(tc.text), 0o644)
+			_, _, err := contract.ReadFiles(f)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+	f := filepath.Join(t.TempDir(), "f.txt")
+	os.WriteFile(f, []byte(good+"BenchmarkX 1 0 ns/op 0 state-ns/barrier 3 B/op\n"), 0o644)
+	if rs, _, err := contract.ReadFiles(f); err != nil || len(rs) != 2 {
+		t.Errorf("a good file: %d results, %v", len(rs), err)
+	}
+}
+
+// FuzzReadFiles: whatever the bytes, reading ends in results or a clean error.
+func FuzzReadFiles(f *testing.F) {
+	f.Add([]byte("BenchmarkX 1 100 ns/op 5 rows/s\n"))
+	f.Add([]byte("Unit rows/s better=higher\ncommit: 1\nBenchmarkX 1 NaN rows/s\n"))
+	f.Add([]byte("BenchmarkBackfill/profile=mem/work\n"))
+	f.Add([]byte(""))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		name := filepath.Join(t.TempDir(), "f.txt")
+		os.WriteFile(name, data, 0o644)
+		rs, _, err := contract.ReadFiles(name)
+		if err == nil {
+			for _, r := range rs {
+				for _, v := range r.Values {
+					if math.IsNaN(v.Value) || math.IsInf(v.Value, 0) || v.Value < 0 {
+						t.Fatalf("accepted %v %s", v.Value, v.Unit)
+					}
+				}
+			}
+		}
+	})
 }

@@ -16,6 +16,10 @@ var Scans = []string{"merged", "per-vnode"}
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
 var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "par"}
 
+// MaxPar is the most actors a job can have: the vnode count, each actor owning at
+// least one vnode (the bench package's tests check it against the storage layer).
+const MaxPar = 256
+
 // optional are the dimensions a name leaves out at their default.
 var optional = map[string]bool{"changes": true, "limit": true}
 
@@ -113,8 +117,8 @@ func (m *Matrix) Set(dim, list string) error {
 		m.Pars = nil
 		for _, v := range vals {
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return bad(v, "want an actor count ≥ 1")
+			if err != nil || n < 1 || n > MaxPar {
+				return bad(v, fmt.Sprintf("want an actor count from 1 to %d (each actor owns at least one of the %d vnodes)", MaxPar, MaxPar))
 			}
 			m.Pars = append(m.Pars, n)
 		}

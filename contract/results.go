@@ -3,8 +3,11 @@ package contract
 import (
 	"bytes"
 	"cmp"
+	"fmt"
 	"io"
 	"maps"
+	"math"
+	"os"
 	"slices"
 	"strings"
 
@@ -41,23 +44,126 @@ func ShortCommit(c string) string {
 	return c[:min(len(c), 12)]
 }
 
-// ReadFiles reads results files; each result keeps its file name as its .file
-// config, as benchstat's columns do. A line benchfmt cannot parse is an error.
+// ReadFiles reads results files, the one reader every command uses; each result
+// keeps its file name as its .file config, as benchstat's columns do. It refuses,
+// naming file:line and the fix, what would poison the statistics: a line benchfmt
+// cannot parse (a line cut short, conflicting Unit lines), a value that is not
+// finite, a negative value (no unit here can be negative), a unit this suite does
+// not know (a unit cut in the middle), and a file with no results at all.
 func ReadFiles(names ...string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
-	files := benchfmt.Files{Paths: names}
 	var results []*benchfmt.Result
-	for files.Scan() {
-		switch rec := files.Result().(type) {
-		case *benchfmt.Result:
-			results = append(results, rec.Clone())
-		case *benchfmt.SyntaxError:
-			return nil, nil, rec
+	for _, name := range names {
+		files := benchfmt.Files{Paths: []string{name}}
+		n := 0
+		var fullNames []string
+		for files.Scan() {
+			switch rec := files.Result().(type) {
+			case *benchfmt.Result:
+				if err := checkResult(rec); err != nil {
+					return nil, nil, err
+				}
+				results = append(results, rec.Clone())
+				fullNames = append(fullNames, "Benchmark"+string(rec.Name))
+				n++
+			case *benchfmt.SyntaxError:
+				return nil, nil, fmt.Errorf("%w: the file is not valid benchfmt; rerun the job or remove the line", rec)
+			}
+		}
+		if err := files.Err(); err != nil {
+			return nil, nil, err
+		}
+		if n == 0 {
+			return nil, nil, fmt.Errorf("%s: no benchmark results in the file: is it a results file (results.txt of benchrun run, or go test -bench output)?", name)
+		}
+		if err := checkNameLines(name, fullNames); err != nil {
+			return nil, nil, err
 		}
 	}
-	if err := files.Err(); err != nil {
-		return nil, nil, err
+	// A second pass over all the files for their unit lines together: one file's
+	// lines may not contradict another's.
+	files := benchfmt.Files{Paths: names}
+	for files.Scan() {
+		if e, ok := files.Result().(*benchfmt.SyntaxError); ok {
+			return nil, nil, fmt.Errorf("%w: the files disagree on a unit's metadata", e)
+		}
 	}
-	return results, files.Units(), nil
+	return results, files.Units(), files.Err()
+}
+
+// checkNameLines refuses a line that holds a benchmark name only, unless it heads
+// results of that benchmark (go test -v prints such headers): benchfmt skips those
+// lines, so a result cut short inside its name would otherwise vanish.
+func checkNameLines(name string, fullNames []string) error {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return err
+	}
+	for i, l := range strings.Split(string(data), "\n") {
+		l = strings.TrimSpace(l)
+		if !strings.HasPrefix(l, "Benchmark") || strings.ContainsAny(l, " \t") {
+			continue
+		}
+		heads := false
+		for _, f := range fullNames {
+			if f == l || strings.HasPrefix(f, l+"/") || strings.HasPrefix(f, l+"-") {
+				heads = true
+				break
+			}
+		}
+		if !heads {
+			return fmt.Errorf("%s:%d: %q is a benchmark name with no values, and no result follows it: a line cut short; rerun the job or remove the line", name, i+1, l)
+		}
+	}
+	return nil
+}
+
+// standardUnits are the testing package's units, which every benchmark may report.
+var standardUnits = []string{"sec/op", "B/op", "allocs/op", "B/s"}
+
+// KnownUnit reports whether unit (as written or as benchfmt tidies it) is one this
+// suite reports.
+func KnownUnit(unit string) bool {
+	unit = Tidy(unit)
+	for _, u := range Units() {
+		if Tidy(u.Unit) == unit {
+			return true
+		}
+	}
+	for _, c := range FSCategories {
+		if FSUnit(c) == unit {
+			return true
+		}
+	}
+	return slices.Contains(standardUnits, unit)
+}
+
+// checkResult refuses a value the statistics cannot take.
+func checkResult(r *benchfmt.Result) error {
+	file, line := r.Pos()
+	for _, v := range r.Values {
+		unit := v.OrigUnit
+		if unit == "" {
+			unit = v.Unit
+		}
+		switch {
+		case math.IsNaN(v.Value) || math.IsInf(v.Value, 0):
+			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is not a finite number: the job that wrote it failed; rerun it or remove the line", file, line, r.Name, v.Value, unit)
+		case v.Value < 0:
+			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is negative, which no metric here can be; rerun the job or remove the line", file, line, r.Name, v.Value, unit)
+		case !KnownUnit(unit):
+			return fmt.Errorf("%s:%d: Benchmark%s: unknown unit %q (a line cut short, or another suite's metric); this suite reports %s", file, line, r.Name, unit, knownList())
+		}
+	}
+	return nil
+}
+
+// knownList names the units a results file may carry, for error messages.
+func knownList() string {
+	var names []string
+	for _, u := range Units() {
+		names = append(names, u.Unit)
+	}
+	return strings.Join(append(names, "fs-*-B/op", "ns/op", "B/op", "allocs/op"), ", ")
 }
 
 // Write writes results as benchfmt: the unit lines, then every result with its

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
@@ -37,6 +38,7 @@ type CompareConfig struct {
 	// inconclusive cells only while they fit in it (0: no rounds are added).
 	Budget      time.Duration
 	Out         string // default <module>/compare/<base>..<head>, or ./compare/… for files
+	Force       bool   // replace Out if it holds an earlier compare's output
 	CommandLine []string
 	NoPlots     bool
 }
@@ -82,6 +84,12 @@ func (cfg *CompareConfig) setup() (*compareSetup, error) {
 		return bad(errors.New("compare: name the base: a git ref, a results file or a results directory"))
 	}
 	s := &compareSetup{base: parseSide(cfg.Base), head: parseSide(cfg.Head)}
+	for _, side := range []sideSpec{s.base, s.head} {
+		// What reads as a path is one: refs end in no .txt and start with no / or ./.
+		if ref := side.ref; strings.HasSuffix(ref, ".txt") || strings.HasPrefix(ref, "/") || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") {
+			return bad(fmt.Errorf("compare: %s: no such results file or directory", ref))
+		}
+	}
 	if (s.base.file == "") != (s.head.file == "") {
 		return bad(fmt.Errorf("compare %s with %s: compare two refs (or a ref with the working tree) or two results files, not one of each", s.base.label(), s.head.label()))
 	}
@@ -236,7 +244,7 @@ func compareDir(cfg CompareConfig, root string, s *compareSetup) (string, error)
 	if out == "" {
 		out = filepath.Join(root, "compare", files.SafeName(s.base.label())+".."+files.SafeName(s.head.label()))
 	}
-	return newResultsDir(out, cfg.CommandLine)
+	return newResultsDir(out, cfg.Force, cfg.CommandLine)
 }
 
 // readSides reads the two results files the user named.

@@ -20,6 +20,7 @@ type NoiseConfig struct {
 	Output
 	judge.Options // the thresholds name the metrics to report; alpha sizes the detectable change
 	Out           string
+	Force         bool   // replace Out if it holds an earlier run's output
 	Binary        string // a built bench binary to use instead of building one
 	CommandLine   []string
 }
@@ -46,7 +47,7 @@ func Noise(ctx context.Context, cfg NoiseConfig) ([]NoiseRow, error) {
 	if err := cfg.Options.Validate(); err != nil {
 		return nil, &ConfigError{err}
 	}
-	checkout, dir, err := checkoutDir(ctx, cfg.Src, cfg.Out, "noise", cfg.CommandLine)
+	checkout, dir, err := checkoutDir(ctx, cfg.Src, cfg.Out, "noise", cfg.Force, cfg.CommandLine)
 	if err != nil {
 		return nil, err
 	}

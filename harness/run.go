@@ -111,6 +111,7 @@ type RunConfig struct {
 	Measure
 	Output
 	Out         string       // results directory; "": <module>/results/runs/<UTC time>-<commit>
+	Force       bool         // replace Out if it holds an earlier run's output
 	DryRun      bool         // print the plan only
 	NoPlots     bool         // skip drawing plots
 	Shard       runner.Shard // run only this part of the matrix (zero: all)
@@ -169,7 +170,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		return &RunReport{}, nil
 	}
 
-	checkout, dir, err := checkoutDir(ctx, cfg.Src, cfg.Out, "runs", cfg.CommandLine)
+	checkout, dir, err := checkoutDir(ctx, cfg.Src, cfg.Out, "runs", cfg.Force, cfg.CommandLine)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +195,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 
 // checkoutDir inspects the checkout at src and makes the output directory: out,
 // or results/<kind>/<UTC time>-<commit> in the checkout.
-func checkoutDir(ctx context.Context, src, out, kind string, commandLine []string) (runner.Checkout, string, error) {
+func checkoutDir(ctx context.Context, src, out, kind string, force bool, commandLine []string) (runner.Checkout, string, error) {
 	checkout, err := runner.InspectCheckout(ctx, src)
 	if err != nil {
 		return checkout, "", err
@@ -202,7 +203,7 @@ func checkoutDir(ctx context.Context, src, out, kind string, commandLine []strin
 	if out == "" {
 		out = filepath.Join(checkout.Dir, "results", kind, time.Now().UTC().Format("20060102T150405Z")+"-"+checkout.Short())
 	}
-	dir, err := newResultsDir(out, commandLine)
+	dir, err := newResultsDir(out, force, commandLine)
 	return checkout, dir, err
 }
 
@@ -221,11 +222,25 @@ func benchBinary(ctx context.Context, log *slog.Logger, checkout runner.Checkout
 }
 
 // newResultsDir makes an output directory, absolute (bench binaries run in it and
-// get paths in it), with its traces folder and command.txt.
-func newResultsDir(dir string, commandLine []string) (string, error) {
+// get paths in it), with its traces folder and command.txt. A directory that
+// exists must be empty, so no output mixes two runs; with force, one that an
+// earlier benchrun made (it holds command.txt) is emptied first.
+func newResultsDir(dir string, force bool, commandLine []string) (string, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		_, ours := os.Stat(filepath.Join(dir, "command.txt"))
+		switch {
+		case !force:
+			return "", &ConfigError{fmt.Errorf("--out %s already holds files: name a new directory, or pass --force to replace an earlier run's output", dir)}
+		case ours != nil:
+			return "", &ConfigError{fmt.Errorf("--out %s holds files but no command.txt: it is not an earlier benchrun output, and --force does not empty it", dir)}
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return "", fmt.Errorf("--force: %w", err)
+		}
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
 		return "", fmt.Errorf("results directory: %w", err)

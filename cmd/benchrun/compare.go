@@ -66,7 +66,8 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
 	fs.DurationVar(&cfg.Budget, "budget", 8*time.Minute, "wall time the compare may take, builds included: cells still inconclusive get --count more rounds (up to 3 looks, each at a lower α) while they fit (0: no rounds are added)")
 	analysis := bindAnalysis(fs, &cfg.Options)
-	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>)")
+	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>); it must be new or empty")
+	fs.BoolVar(&cfg.Force, "force", false, "replace the comparison directory if it holds an earlier compare's output")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun compare [flags] BASE [HEAD]

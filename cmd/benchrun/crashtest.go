@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
 
 	"github.com/backfill-bench/backfill-bench/bench/crash"
 	"github.com/backfill-bench/backfill-bench/contract"
@@ -17,7 +19,7 @@ func runCrashTest(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	fs.IntVar(&cfg.Points, "points", 50, "random crash scenarios per combination of scan and persist mode")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "scenario i uses seed+i; the same seed gives the same scenarios")
 	fs.Int64Var(&cfg.Rows, "rows", 3000, "rows of each job's upstream table")
-	fs.IntVar(&cfg.Parallel, "parallel", 0, "scenarios run at once (default GOMAXPROCS)")
+	fs.IntVar(&cfg.Parallel, "parallel", runtime.GOMAXPROCS(0), "scenarios run at once")
 	var m contract.Matrix
 	m.Persist, m.Scans = []bool{true, false}, contract.Scans
 	given := map[string]string{}
@@ -42,6 +44,9 @@ inconsistency, naming the command that reproduces it.
 	}
 	if err := parse(fs, stderr, args); err != nil {
 		return err
+	}
+	if cfg.Parallel < 1 {
+		return usageError{fmt.Errorf("--parallel %d: want at least 1 scenario at once", cfg.Parallel)}
 	}
 	cfg.Persist, cfg.Scans = m.Persist, m.Scans
 	err := crash.Campaign(ctx, cfg)

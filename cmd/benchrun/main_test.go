@@ -125,6 +125,15 @@ func TestUsageErrors(t *testing.T) {
 		{"compare", "main", "--threshold", "rows/s"},
 		{"compare", "main", "--count", "0"},
 		{"compare", "main", "--budget", "-1s"},
+		{"compare", "main", "--threshold", "nosuchunit=5%"},
+		{"compare", "nosuch.txt", "other.txt"},
+		{"compare", "./nosuch", "main"},
+		{"run", "--barrier", "100ns"},
+		{"run", "--par", "1000"},
+		{"run", "--timeout", "0s"},
+		{"run", "--barrier", "50krows", "--changes", "10k/s"},
+		{"crashtest", "--parallel", "0"},
+		{"crashtest", "--parallel", "-2"},
 		{"compare", "main", "--thresholds-file", "/nonexistent.json"},
 		{"crashtest", "--points", "0"},
 		{"crashtest", "--rows", "0"},
@@ -197,5 +206,49 @@ func TestCrashTestLines(t *testing.T) {
 		if !strings.HasPrefix(lines[i], want) {
 			t.Errorf("line %d = %q, want it to start with %q", i, lines[i], want)
 		}
+	}
+}
+
+// TestHardenedInputs: bad results files and reused output directories give an
+// error that names the file or directory and the fix, and exit 2.
+func TestHardenedInputs(t *testing.T) {
+	dir := t.TempDir()
+	nan := filepath.Join(dir, "nan.txt")
+	os.WriteFile(nan, []byte("BenchmarkX 1 100 ns/op NaN rows/s\n"), 0o644)
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, nil, 0o644)
+	good := filepath.Join("..", "..", "harness", "judge", "testdata", "compare", "base.txt")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"compare", nan, good, "--out", t.TempDir()}, "nan.txt:1: BenchmarkX: NaN rows/s is not a finite number"},
+		{[]string{"merge", good, empty}, "empty.txt: no benchmark results"},
+		{[]string{"nightly", "--results", nan, "--history", t.TempDir()}, "nan.txt:1"},
+		{[]string{"compare", "nosuch.txt", good}, "nosuch.txt: no such results file"},
+	} {
+		_, _, err := runArgs(tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || exitCode(err) != 2 {
+			t.Errorf("%q: err = %v (exit %d), want exit 2 and %q", tc.args, err, exitCode(err), tc.want)
+		}
+	}
+	// A compare directory is not silently reused; --force replaces an earlier one.
+	out := t.TempDir()
+	if _, _, err := runArgs("compare", "--no-plots", "--out", out, good, good); exitCode(err) == 2 {
+		t.Fatalf("first compare: %v", err)
+	}
+	if _, _, err := runArgs("compare", "--no-plots", "--out", out, good, good); exitCode(err) != 2 || !strings.Contains(err.Error(), "already holds files") {
+		t.Errorf("reused --out: %v", err)
+	}
+	if _, _, err := runArgs("compare", "--no-plots", "--force", "--out", out, good, good); exitCode(err) == 2 {
+		t.Errorf("--force: %v", err)
+	}
+	foreign := t.TempDir()
+	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o644)
+	if _, _, err := runArgs("compare", "--no-plots", "--force", "--out", foreign, good, good); exitCode(err) != 2 || !strings.Contains(err.Error(), "not an earlier benchrun output") {
+		t.Errorf("--force on a foreign directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(foreign, "notes.txt")); err != nil {
+		t.Errorf("--force removed a foreign file: %v", err)
 	}
 }

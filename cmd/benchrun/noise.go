@@ -16,7 +16,8 @@ func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, back to back")
 	analysis := bindAnalysis(fs, &cfg.Options)
-	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/noise/<UTC time>-<commit>)")
+	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/noise/<UTC time>-<commit>); it must be new or empty")
+	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory if it holds an earlier run's output")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun noise [flags]
 

@@ -79,7 +79,8 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite) or nightly")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 6 for quick, 5 for nightly)")
-	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>)")
+	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
+	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	shard := fs.String("shard", "", "run only shard `i/n` of the matrix: a deterministic part, balanced by estimated cost")
@@ -122,6 +123,28 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	return usageOf(err)
 }
 
+// positiveDuration is a duration flag that must be > 0.
+type positiveDuration struct{ d *time.Duration }
+
+func (p positiveDuration) String() string {
+	if p.d == nil {
+		return ""
+	}
+	return p.d.String()
+}
+
+func (p positiveDuration) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return fmt.Errorf("%v: must be > 0", d)
+	}
+	*p.d = d
+	return nil
+}
+
 // bindMatrix binds the flags that say what to run, shared by run, compare and
 // nightly; the dimension flags given are returned, to apply over a base matrix.
 func bindMatrix(fs *flag.FlagSet, profileFiles *[]string, timeout *time.Duration, src *string) matrixFlags {
@@ -130,7 +153,8 @@ func bindMatrix(fs *flag.FlagSet, profileFiles *[]string, timeout *time.Duration
 		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
 	}
 	fs.Var((*listFlag)(profileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
-	fs.DurationVar(timeout, "timeout", 10*time.Minute, "a run taking longer is killed and recorded as failed")
+	*timeout = 10 * time.Minute
+	fs.Var(positiveDuration{timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
 	fs.StringVar(src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
 	return given
 }

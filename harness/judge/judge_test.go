@@ -246,7 +246,7 @@ func TestThresholds(t *testing.T) {
 	if _, ok := th["write-amp"]; ok {
 		t.Error("write-amp=0% should drop the unit")
 	}
-	for _, bad := range []string{"rows/s", "rows/s=-1%", "rows/s=lots"} {
+	for _, bad := range []string{"rows/s", "rows/s=-1%", "rows/s=lots", "nosuchunit=5%", "rows/=3%"} {
 		if err := (Thresholds{}).Set(bad); err == nil {
 			t.Errorf("Set(%q) accepted", bad)
 		}

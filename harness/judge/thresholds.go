@@ -53,7 +53,11 @@ func (t Thresholds) set(unit, pct string) error {
 	if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 		return fmt.Errorf("threshold %s=%s: want a percentage ≥ 0, like 5%%", unit, pct)
 	}
-	_, unit = benchunit.Tidy(1, strings.TrimSpace(unit)) // ns/op is sec/op, as benchstat shows it
+	unit = strings.TrimSpace(unit)
+	if !contract.KnownUnit(unit) {
+		return fmt.Errorf("threshold %s=%s: unknown unit %q; the units are those of `go tool benchstat` on a results file, like steady-rows/s or write-amp", unit, pct, unit)
+	}
+	_, unit = benchunit.Tidy(1, unit) // ns/op is sec/op, as benchstat shows it
 	if v == 0 {
 		delete(t, unit)
 	} else {
