@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,34 @@ type NightlyConfig struct {
 	Results  string         // a results file to record instead of running (merged shards)
 	History  string         // default <module>/results/history
 	Analysis history.Config // thresholds, alpha and correction as compare takes them
+}
+
+// oneMachine is the machine fingerprint of a night's results, refused when they
+// come from more than one machine: a night is compared with nights of its machine.
+func oneMachine(results []*benchfmt.Result, file string) (string, error) {
+	var seen []string
+	for _, r := range results {
+		if m := r.GetConfig(contract.ConfigMachine); !slices.Contains(seen, m) {
+			seen = append(seen, m)
+		}
+	}
+	if len(seen) > 1 {
+		return "", &ConfigError{fmt.Errorf("nightly: %s holds results of %d machines (fingerprints %s): record each machine's results on their own", file, len(seen), strings.Join(seen, ", "))}
+	}
+	return seen[0], nil
+}
+
+// nightName names a night by the UTC time of the run and its commit, with a
+// number appended when that name is taken (two records in one second).
+func nightName(dir string, now time.Time, commit string) string {
+	base := now.UTC().Format("20060102T150405Z") + "-" + contract.ShortCommit(commit)
+	name := base
+	for i := 2; ; i++ {
+		if _, err := os.Stat(filepath.Join(dir, name)); os.IsNotExist(err) {
+			return name
+		}
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
 }
 
 // NightlyReport is what a nightly run found.
@@ -91,23 +120,23 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("nightly: no results in %s", rep.Results)
 	}
-	fingerprint := results[0].GetConfig(contract.ConfigMachine)
+	fingerprint, err := oneMachine(results, rep.Results)
+	if err != nil {
+		return nil, err
+	}
 	if fingerprint == "" {
 		fingerprint = runner.InspectMachine().Fingerprint
 	}
 	rep.Dir = history.Dir(root, fingerprint)
-	nights, err := history.Load(root, fingerprint)
+	nights, skipped, err := history.Load(root, fingerprint)
 	if err != nil {
 		return nil, err
 	}
-	rep.Night = time.Now().UTC().Format("20060102T150405Z") + "-" + contract.ShortCommit(results[0].GetConfig(contract.ConfigCommit))
+	for _, s := range skipped {
+		cfg.Run.logger().Warn(s)
+	}
+	rep.Night = nightName(rep.Dir, time.Now(), results[0].GetConfig(contract.ConfigCommit))
 	nightDir := filepath.Join(rep.Dir, rep.Night)
-	if err := os.MkdirAll(nightDir, 0o755); err != nil {
-		return nil, fmt.Errorf("history: %w", err)
-	}
-	if err := writeResults(filepath.Join(nightDir, "results.txt"), results, units); err != nil {
-		return nil, err
-	}
 	newest := history.NewNight(rep.Night, results, units)
 	nights = append(nights, newest)
 	history.Sort(nights)
@@ -121,6 +150,13 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 		return nil, err
 	}
 	rep.Newest = history.NewestRegressions(rep.Alerts)
+	// The night is recorded only now that its analysis succeeded; then its report.
+	if err := os.MkdirAll(nightDir, 0o755); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if err := writeResults(filepath.Join(nightDir, "results.txt"), results, units); err != nil {
+		return nil, err
+	}
 	trends, trendErr := history.Trends(nights, rep.Dir)
 	var md strings.Builder
 	history.WriteReport(&md, history.Report{Machine: fingerprint, Nights: nights, Newest: newest, Alerts: rep.Alerts,

@@ -9,12 +9,20 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/backfill-bench/backfill-bench/harness"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGINT (^C) and SIGTERM (how CI and Kubernetes cancel) take the same path:
+	// runs stop, children are interrupted and waited for, temporary binaries and
+	// worktrees are removed, finished results stay. A second signal exits at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // the default action again: the next signal ends the process
+	}()
 	err := run(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
 	if err != nil {

@@ -51,14 +51,15 @@ func Sort(nights []Night) {
 // Dir is where the nights of one machine fingerprint are kept.
 func Dir(root, fingerprint string) string { return filepath.Join(root, fingerprint) }
 
-// Load reads every night of one machine, in Sort's order.
-func Load(root, fingerprint string) ([]Night, error) {
+// Load reads every night of one machine, in Sort's order. A night whose results
+// cannot be read is skipped and named in skipped with why and the fix, so one broken
+// night does not stop every later nightly.
+func Load(root, fingerprint string) (nights []Night, skipped []string, err error) {
 	dir := Dir(root, fingerprint)
 	entries, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
-		return nil, fmt.Errorf("history: %w", err)
+		return nil, nil, fmt.Errorf("history: %w", err)
 	}
-	var nights []Night
 	for _, e := range entries {
 		file := filepath.Join(dir, e.Name(), "results.txt")
 		if !e.IsDir() {
@@ -69,12 +70,13 @@ func Load(root, fingerprint string) ([]Night, error) {
 		}
 		results, units, err := contract.ReadFiles(file)
 		if err != nil {
-			return nil, err
+			skipped = append(skipped, fmt.Sprintf("night %s skipped: %v (fix the file or remove the night's directory)", e.Name(), err))
+			continue
 		}
 		nights = append(nights, NewNight(e.Name(), results, units))
 	}
 	Sort(nights)
-	return nights, nil
+	return nights, skipped, nil
 }
 
 // Alert kinds.

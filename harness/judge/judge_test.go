@@ -332,3 +332,26 @@ func TestDefaultThresholdsMatchTidyUnits(t *testing.T) {
 		t.Error("steady CPU per row is not judged")
 	}
 }
+
+// TestOneSidedMetric: a metric only one side has is named with its cell, and the
+// rest is compared.
+func TestOneSidedMetric(t *testing.T) {
+	mk := func(vals ...benchfmt.Value) *benchfmt.Result {
+		return &benchfmt.Result{Name: benchfmt.Name("Backfill/profile=mem/par=2-2"), Iters: 1, Values: vals}
+	}
+	var base, head Side
+	for range 6 {
+		base.Results = append(base.Results, mk(benchfmt.Value{Value: 100, Unit: "rows/s"}, benchfmt.Value{Value: 1.1, Unit: "write-amp"}))
+		head.Results = append(head.Results, mk(benchfmt.Value{Value: 100, Unit: "rows/s"}))
+	}
+	v, _, err := Compare(base, head, contract.UnitMap(), Options{wholeJobThresholds(), Holm, 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Findings) != 1 || v.Findings[0].Unit != "rows/s" {
+		t.Errorf("findings %+v, want rows/s compared", v.Findings)
+	}
+	if fmt.Sprint(v.OnlyInBase) != "[profile=mem/par=2 (write-amp)]" || len(v.OnlyInHead) != 0 {
+		t.Errorf("only in base %q, only in head %q", v.OnlyInBase, v.OnlyInHead)
+	}
+}

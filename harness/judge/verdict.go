@@ -254,11 +254,12 @@ func orNone(v []string) string {
 // a regression only if its p-value, adjusted over every judged finding of the grid,
 // is ≤ alpha and its change is beyond the unit's threshold in the bad direction; it
 // is no regression only if its change's 95 % interval stays inside the threshold
-// on the bad side; otherwise it is inconclusive. A table with one column only (a
-// configuration on one side only) adds its rows to the cells only one side has.
+// on the bad side; otherwise it is inconclusive. A cell or a metric on one side
+// only is listed as such, and the rest is compared.
 func Judge(g *Grid, o Options) (*Verdict, error) {
 	v := &Verdict{Correction: o.Correction, Alpha: o.Alpha}
-	only := [2]map[string]bool{{}, {}} // base, head
+	only := [2]map[string][]string{{}, {}} // base, head: cell → units on that side only
+	compared := map[string]bool{}
 	var judged []int
 	var ps, ses, floors []float64
 	for _, t := range g.Tables {
@@ -280,12 +281,13 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 			case base == nil && head == nil:
 				continue
 			case head == nil:
-				only[0][name] = true
+				only[0][name] = append(only[0][name], t.Unit)
 				continue
 			case base == nil:
-				only[1][name] = true
+				only[1][name] = append(only[1][name], t.Unit)
 				continue
 			}
+			compared[name] = true
 			f := Finding{Cell: name, Unit: t.Unit, Better: t.Better, Base: StatOf(base), Head: StatOf(head),
 				Threshold: o.Thresholds[t.Unit], Status: NotJudged}
 			se, floor := f.estimate(base, head)
@@ -334,7 +336,18 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 		}
 	}
 	v.Regression = v.Regressions > 0
-	list := func(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }
+	// A cell on one side only is named; a cell compared on some metrics names the
+	// metrics one side lacks.
+	list := func(m map[string][]string) []string {
+		var out []string
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if compared[name] {
+				name += " (" + strings.Join(m[name], ", ") + ")"
+			}
+			out = append(out, name)
+		}
+		return out
+	}
 	v.OnlyInBase, v.OnlyInHead = list(only[0]), list(only[1])
 	return v, nil
 }

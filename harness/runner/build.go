@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 )
 
 // BuildBench compiles the bench package's test binary of the checkout at dir.
 func BuildBench(ctx context.Context, dir, out string) error {
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", out, "./bench/")
 	cmd.Dir = dir
+	gracefully(cmd, 10*time.Second) // go removes its temporary build directory on an interrupt
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the bench binary in %s: %v\n%s", dir, err, msg)
 	}

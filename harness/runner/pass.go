@@ -201,9 +201,8 @@ func (p *pass) runOne(ctx context.Context, s Side, prof profile.Profile, t Trial
 	if prof.CPUs > 0 {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
 	}
-	// Ask the process to stop first; kill it if it does not within the delay.
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 5 * time.Second
+	// Ask the process group to stop first; kill it if it does not within the delay.
+	gracefully(cmd, 5*time.Second)
 	var stdout bytes.Buffer
 	stderr := &tailBuffer{max: 8 << 10}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
