@@ -53,3 +53,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzRoundTrip -fuzztime 30s ./bench/memcmp
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./bench/memcmp
 	$(GO) test -run '^$$' -fuzz FuzzReadFiles -fuzztime 30s ./contract
+	$(GO) test -run '^$$' -fuzz FuzzReadTraces -fuzztime 30s ./contract

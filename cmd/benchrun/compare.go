@@ -41,6 +41,7 @@ func bindAnalysis(fs *flag.FlagSet, o *judge.Options) *analysisFlags {
 	a.file = fs.String("thresholds-file", "", "a JSON `file` of unit → percent, applied before --threshold")
 	fs.StringVar(&o.Correction, "correction", judge.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
 	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level after correction")
+	fs.BoolVar(&o.AcrossMachines, "across-machines", false, "compare results of different machine fingerprints, which are otherwise kept apart (the verdict says so)")
 	return a
 }
 

@@ -161,7 +161,7 @@ func TestJudgeKnownShifts(t *testing.T) {
 			g := synthetic(t, map[string][2][]float64{
 				"cell=a|" + tc.unit: {sample(rng, 10, 100, 0.005), sample(rng, 10, 100*(1+tc.shift), 0.005)},
 			})
-			v, err := Judge(g, Options{wholeJobThresholds(), Holm, 0.05})
+			v, err := Judge(g, Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestJudgeFalseAlarms(t *testing.T) {
 					samples[fmt.Sprintf("cell=%d|%s", c, unit)] = [2][]float64{sample(rng, 10, 100, 0.05), sample(rng, 10, 100, 0.05)}
 				}
 			}
-			v, err := Judge(synthetic(t, samples), Options{wholeJobThresholds(), method, 0.05})
+			v, err := Judge(synthetic(t, samples), Options{Thresholds: wholeJobThresholds(), Correction: method, Alpha: 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -281,9 +281,15 @@ func TestMixedMachinesAgreeWithBenchstat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{wholeJobThresholds(), Holm, 0.05})
+	_, _, err = Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 	if err == nil || !strings.Contains(err.Error(), "machine: abc123 in base, fff999 in head") || !strings.Contains(err.Error(), "different machines") {
 		t.Errorf("err = %v, want the machines named", err)
+	}
+
+	// Asked to, the judge compares across machines and says so.
+	v, _, err := Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05, AcrossMachines: true})
+	if err != nil || len(v.Findings) == 0 || !strings.Contains(strings.Join(v.Notes, "\n"), "base abc123, head fff999") {
+		t.Errorf("--across-machines: err %v, %d findings, notes %q", err, len(v.Findings), v.Notes)
 	}
 
 	// The same files from one machine: benchstat compares them, and so does the judge.
@@ -292,7 +298,7 @@ func TestMixedMachinesAgreeWithBenchstat(t *testing.T) {
 		t.Fatalf("benchstat on one machine: %v\n%s", err, out)
 	}
 	headRes, _, _ = contract.ReadFiles(filepath.Join("testdata", "compare", "head.txt"))
-	v, _, err := Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{wholeJobThresholds(), Holm, 0.05})
+	v, _, err = Compare(Side{Results: baseRes}, Side{Results: headRes}, units, Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 	if err != nil || len(v.Findings) == 0 {
 		t.Errorf("one machine: err %v, %d findings", err, len(v.Findings))
 	}
@@ -344,7 +350,7 @@ func TestOneSidedMetric(t *testing.T) {
 		base.Results = append(base.Results, mk(benchfmt.Value{Value: 100, Unit: "rows/s"}, benchfmt.Value{Value: 1.1, Unit: "write-amp"}))
 		head.Results = append(head.Results, mk(benchfmt.Value{Value: 100, Unit: "rows/s"}))
 	}
-	v, _, err := Compare(base, head, contract.UnitMap(), Options{wholeJobThresholds(), Holm, 0.05})
+	v, _, err := Compare(base, head, contract.UnitMap(), Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func TestPairedVerdictStates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(11, 3))
 			base, head := pairedSides(rng, 1, tc.n, tc.unit, tc.shift, tc.noise)
-			v, _, err := Compare(base, head, contract.UnitMap(), Options{wholeJobThresholds(), Holm, 0.05})
+			v, _, err := Compare(base, head, contract.UnitMap(), Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -205,12 +205,12 @@ func TestPairedVerdictStates(t *testing.T) {
 func TestPairingRemovesRoundDrift(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	base, head := driftingSides(rng, 1, 12, "rows/s", -0.04, 0.003, 0.10)
-	paired, _, err := Compare(base, head, contract.UnitMap(), Options{wholeJobThresholds(), Holm, 0.05})
+	paired, _, err := Compare(base, head, contract.UnitMap(), Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
 	base.Rounds, head.Rounds = nil, nil
-	unpaired, _, err := Compare(base, head, contract.UnitMap(), Options{wholeJobThresholds(), Holm, 0.05})
+	unpaired, _, err := Compare(base, head, contract.UnitMap(), Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestPairedFalseAlarms(t *testing.T) {
 			base.Results, base.Rounds = append(base.Results, b.Results...), append(base.Rounds, b.Rounds...)
 			head.Results, head.Rounds = append(head.Results, h.Results...), append(head.Rounds, h.Rounds...)
 		}
-		v, _, err := Compare(base, head, contract.UnitMap(), Options{wholeJobThresholds(), Holm, 0.05})
+		v, _, err := Compare(base, head, contract.UnitMap(), Options{Thresholds: wholeJobThresholds(), Correction: Holm, Alpha: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -148,6 +148,9 @@ type Options struct {
 	Thresholds Thresholds
 	Correction string  // Holm or BH
 	Alpha      float64 // significance after correction
+	// AcrossMachines compares results of different machine fingerprints, which
+	// are otherwise kept apart; the verdict then says so.
+	AcrossMachines bool
 }
 
 // Validate checks the options; the errors name the flags that set them.
@@ -190,7 +193,11 @@ func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdi
 			tagged = append(tagged, r)
 		}
 	}
-	g, err := NewGrid(GridConfig{Col: ".file@(" + SideBase + " " + SideHead + ")", Ignore: contract.CompareIgnore}, tagged, units)
+	ignore := contract.CompareIgnore
+	if o.AcrossMachines {
+		ignore += "," + contract.ConfigMachine
+	}
+	g, err := NewGrid(GridConfig{Col: ".file@(" + SideBase + " " + SideHead + ")", Ignore: ignore}, tagged, units)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,10 +208,24 @@ func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdi
 	if err != nil {
 		return nil, nil, err
 	}
+	if o.AcrossMachines {
+		v.Notes = append(v.Notes, "compared across machines (--across-machines): base "+machinesOf(base.Results)+", head "+machinesOf(head.Results)+"; differences may be the machines'")
+	}
 	if len(v.Findings) == 0 && len(base.Results) > 0 && len(head.Results) > 0 {
 		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides%s", configDiff(base.Results, head.Results))
 	}
 	return v, g, nil
+}
+
+// machinesOf lists the machine fingerprints of results.
+func machinesOf(rs []*benchfmt.Result) string {
+	var seen []string
+	for _, r := range rs {
+		if m := r.GetConfig(contract.ConfigMachine); !slices.Contains(seen, m) {
+			seen = append(seen, m)
+		}
+	}
+	return strings.Join(seen, " ")
 }
 
 // configDiff names the configuration keys, not ignored by a comparison, whose
@@ -238,7 +259,7 @@ func configDiff(base, head []*benchfmt.Result) string {
 	}
 	msg := "; their configurations differ (" + strings.Join(diffs, "; ") + ")"
 	if b[contract.ConfigMachine] != nil && !slices.Equal(slices.Sorted(maps.Keys(b[contract.ConfigMachine])), slices.Sorted(maps.Keys(h[contract.ConfigMachine]))) {
-		msg += ": results of different machines are not comparable; measure both sides on one machine"
+		msg += ": results of different machines are not comparable; measure both sides on one machine, or pass --across-machines"
 	}
 	return msg
 }
