@@ -150,25 +150,28 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 		return nil, err
 	}
 	rep.Newest = history.NewestRegressions(rep.Alerts)
-	// The night is recorded only now that its analysis succeeded; then its report.
+	if err := os.MkdirAll(rep.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	trends, trendErr := history.Trends(nights, rep.Dir)
+	var md strings.Builder
+	history.WriteReport(&md, history.Report{Machine: fingerprint, Nights: nights, Newest: newest, Alerts: rep.Alerts,
+		Analysis: analysis, RunErr: rep.RunErr, Trends: trends, TrendErr: trendErr})
+	js, err := history.AlertsJSON(rep.Alerts)
+	if err != nil {
+		return nil, err
+	}
+	// The night is recorded only now that its analysis and report succeeded.
 	if err := os.MkdirAll(nightDir, 0o755); err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	if err := writeResults(filepath.Join(nightDir, "results.txt"), results, units); err != nil {
 		return nil, err
 	}
-	trends, trendErr := history.Trends(nights, rep.Dir)
-	var md strings.Builder
-	history.WriteReport(&md, history.Report{Machine: fingerprint, Nights: nights, Newest: newest, Alerts: rep.Alerts,
-		Analysis: analysis, RunErr: rep.RunErr, Trends: trends, TrendErr: trendErr})
 	for _, f := range []string{filepath.Join(rep.Dir, "nightly.md"), filepath.Join(nightDir, "nightly.md")} {
 		if err := files.WriteAtomic(f, []byte(md.String())); err != nil {
 			return nil, err
 		}
-	}
-	js, err := history.AlertsJSON(rep.Alerts)
-	if err != nil {
-		return nil, err
 	}
 	if err := files.WriteAtomic(filepath.Join(rep.Dir, "alerts.json"), js); err != nil {
 		return nil, err

@@ -66,3 +66,15 @@ func TestNightlyRefusesMixedMachines(t *testing.T) {
 		t.Errorf("a refused night left %d entries in the history", len(entries))
 	}
 }
+
+// TestNightlyFirstNightHasTrends: the first night of a new history draws its trend.
+func TestNightlyFirstNightHasTrends(t *testing.T) {
+	hist := t.TempDir()
+	rep, err := Nightly(t.Context(), nightlyConfig(filepath.Join(compareFixture, "base.txt"), hist))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(rep.Dir, "trends-mem.png")); err != nil {
+		t.Error(err)
+	}
+}
