@@ -52,42 +52,33 @@ func ShortCommit(c string) string {
 // not know (a unit cut in the middle), and a file with no results at all.
 func ReadFiles(names ...string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
 	var results []*benchfmt.Result
-	for _, name := range names {
-		files := benchfmt.Files{Paths: []string{name}}
-		n := 0
-		var fullNames []string
-		for files.Scan() {
-			switch rec := files.Result().(type) {
-			case *benchfmt.Result:
-				if err := checkResult(rec); err != nil {
-					return nil, nil, err
-				}
-				results = append(results, rec.Clone())
-				fullNames = append(fullNames, "Benchmark"+string(rec.Name))
-				n++
-			case *benchfmt.SyntaxError:
-				return nil, nil, fmt.Errorf("%w: the file is not valid benchfmt; rerun the job or remove the line", rec)
-			}
-		}
-		if err := files.Err(); err != nil {
-			return nil, nil, err
-		}
-		if n == 0 {
-			return nil, nil, fmt.Errorf("%s: no benchmark results in the file: is it a results file (results.txt of benchrun run, or go test -bench output)?", name)
-		}
-		if err := checkNameLines(name, fullNames); err != nil {
-			return nil, nil, err
-		}
-	}
-	// A second pass over all the files for their unit lines together: one file's
-	// lines may not contradict another's.
+	fullNames := map[string][]string{} // per file
 	files := benchfmt.Files{Paths: names}
 	for files.Scan() {
-		if e, ok := files.Result().(*benchfmt.SyntaxError); ok {
-			return nil, nil, fmt.Errorf("%w: the files disagree on a unit's metadata", e)
+		switch rec := files.Result().(type) {
+		case *benchfmt.Result:
+			if err := checkResult(rec); err != nil {
+				return nil, nil, err
+			}
+			results = append(results, rec.Clone())
+			file, _ := rec.Pos()
+			fullNames[file] = append(fullNames[file], "Benchmark"+string(rec.Name))
+		case *benchfmt.SyntaxError:
+			return nil, nil, fmt.Errorf("%w: the file is not valid benchfmt, or disagrees with another on a unit's metadata; rerun the job or remove the line", rec)
 		}
 	}
-	return results, files.Units(), files.Err()
+	if err := files.Err(); err != nil {
+		return nil, nil, err
+	}
+	for _, name := range names {
+		if len(fullNames[name]) == 0 {
+			return nil, nil, fmt.Errorf("%s: no benchmark results in the file: is it a results file (results.txt of benchrun run, or go test -bench output)?", name)
+		}
+		if err := checkNameLines(name, fullNames[name]); err != nil {
+			return nil, nil, err
+		}
+	}
+	return results, files.Units(), nil
 }
 
 // checkNameLines refuses a line that holds a benchmark name only, unless it heads
