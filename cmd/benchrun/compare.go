@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
@@ -60,7 +59,7 @@ func (a *analysisFlags) apply(o *judge.Options) error {
 
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
-	cfg := harness.CompareConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}
+	cfg := harness.CompareConfig{Output: output(stdout, stderr)}
 	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", 10, "runs of every cell on each side, interleaved base, head, base, …")
@@ -99,8 +98,6 @@ worktrees, built, and run on the same cells interleaved.
 	}
 	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "compare"}, args...)
-	cfg.Terminal = isTerminal(stderr)
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	_, err = harness.Compare(ctx, cfg)
 	if errors.Is(err, harness.ErrInconclusive) {
 		return exitError{3, err}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
@@ -20,7 +19,7 @@ func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	if err != nil {
 		return err
 	}
-	cfg := harness.NightlyConfig{Run: harness.RunConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}}
+	cfg := harness.NightlyConfig{Run: harness.RunConfig{Output: output(stdout, stderr)}}
 	cfg.Run.Matrix = harness.NightlyMatrix(profiles)
 	given := bindMatrix(fs, &cfg.Run.ProfileFiles, &cfg.Run.Timeout, &cfg.Run.Src)
 	fs.IntVar(&cfg.Run.Count, "count", harness.NightlyCount, "rounds: runs of every cell, interleaved")
@@ -48,8 +47,6 @@ Exit 0: the newest night starts no regression; 1: it does; 2: usage or run error
 	}
 	given.apply(&cfg.Run.Matrix)
 	cfg.Run.CommandLine = append([]string{"benchrun", "nightly"}, args...)
-	cfg.Run.Terminal = isTerminal(stderr)
-	cfg.Run.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	if cfg.Results != "" {
 		if _, err := os.Stat(cfg.Results); err != nil {
 			return usageError{fmt.Errorf("--results: %w", err)}

@@ -4,14 +4,13 @@ import (
 	"context"
 	"flag"
 	"io"
-	"log/slog"
 
 	"github.com/backfill-bench/backfill-bench/harness"
 )
 
 func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("noise", flag.ContinueOnError)
-	cfg := harness.NoiseConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}
+	cfg := harness.NoiseConfig{Output: output(stdout, stderr)}
 	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, back to back")
@@ -38,8 +37,6 @@ compare needs to detect a change of the metric's threshold.
 	}
 	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "noise"}, args...)
-	cfg.Terminal = isTerminal(stderr)
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	_, err := harness.Noise(ctx, cfg)
 	return usageOf(err)
 }

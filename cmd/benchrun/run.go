@@ -75,7 +75,7 @@ var dimensionHelp = map[string]string{
 
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	cfg := harness.RunConfig{Output: harness.Output{Stdout: stdout, Progress: stderr}}
+	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
 	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite) or nightly")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 6 for quick, 5 for nightly)")
@@ -117,8 +117,6 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
-	cfg.Terminal = isTerminal(stderr)
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	_, err = harness.Run(ctx, cfg)
 	return usageOf(err)
 }
@@ -171,6 +169,12 @@ func runProfiles(_ context.Context, stdout, stderr io.Writer, args []string) err
 		return usageError{err}
 	}
 	return set.WriteList(stdout)
+}
+
+// output is where a command talks: results on stdout; progress, drawn as a bar on
+// a terminal, and logs on stderr.
+func output(stdout, stderr io.Writer) harness.Output {
+	return harness.Output{Stdout: stdout, Progress: stderr, Terminal: isTerminal(stderr), Logger: slog.New(slog.NewTextHandler(stderr, nil))}
 }
 
 // isTerminal reports whether w is a character device, where a progress bar can be
