@@ -371,7 +371,54 @@ func PlotTimeline(t contract.Trace, base string) error {
 			}
 		}
 	}
-	return savePlots([][]*plot.Plot{{rows}, {lat}}, plotWidth, plotHeight*1.4, base)
+	phases, err := phasePlot(t)
+	if err != nil {
+		return err
+	}
+	if phases == nil {
+		return savePlots([][]*plot.Plot{{rows}, {lat}}, plotWidth, plotHeight*1.4, base)
+	}
+	lat.X.Label.Text = ""
+	return savePlots([][]*plot.Plot{{rows}, {lat}, {phases}}, plotWidth, plotHeight*2, base)
+}
+
+// timelinePhases are the phases of an epoch the timeline draws, in trace names.
+var timelinePhases = []struct {
+	name, label string
+	c           color.Color
+}{
+	{"scan", "actors scanning", colorBlue},
+	{"open", "actors reopening the scan", colorSky},
+	{"wait", "actors waiting for the commit", colorVermilion},
+	{"idle", "actors idle, their rows read", colorYellow},
+	{"barrier", "actors handling the barrier", colorPurple},
+	{"commit", "collector committing", colorBlack},
+	{"build", "collector building the batch", colorGreen},
+}
+
+// phasePlot draws where each epoch's time went, seconds per phase (the actors'
+// summed over actors); nil when the trace has no phases (an older bench binary).
+func phasePlot(t contract.Trace) (*plot.Plot, error) {
+	if len(t.Epochs) == 0 || t.Epochs[0].Phases == nil {
+		return nil, nil
+	}
+	p := newPlot("", "time since the first barrier (s)", "seconds in the epoch")
+	for _, ph := range timelinePhases {
+		xys := make(plotter.XYs, len(t.Epochs))
+		for i, e := range t.Epochs {
+			xys[i] = plotter.XY{X: e.AtSec, Y: e.Phases[ph.name]}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = ph.c, vg.Points(1.2)
+		p.Add(l)
+		p.Legend.Add(ph.label, l)
+	}
+	p.Y.Min = 0
+	headroom(p, len(timelinePhases))
+	return p, nil
 }
 
 // PlotBytes draws physical bytes written per category, stacked, per cell group and
