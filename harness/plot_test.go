@@ -12,7 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render"
 )
 
 // compareFixture holds two results files of one machine, the head 10 % slower in
@@ -234,4 +236,18 @@ func TestNightlyKeepsAStricterAlpha(t *testing.T) {
 	if !strings.Contains(string(md), "bh correction, α = 0.001") {
 		t.Errorf("nightly.md does not state the alpha and correction given:\n%s", md)
 	}
+}
+
+// TestTimelineWithPhases: a trace with per-epoch phases draws the third panel.
+func TestTimelineWithPhases(t *testing.T) {
+	tr := contract.Trace{Cell: "profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2"}
+	for i := range 20 {
+		tr.Epochs = append(tr.Epochs, contract.TraceEpoch{Epoch: uint64(i + 2), AtSec: float64(i) / 100, LatencySec: 0.001, SnapshotRows: 100,
+			Phases: map[string]float64{"scan": 0.004, "wait": 0.002, "open": 0.001, "commit": 0.001}})
+	}
+	dir := t.TempDir()
+	if err := render.PlotTimeline(tr, filepath.Join(dir, "timeline")); err != nil {
+		t.Fatal(err)
+	}
+	checkImages(t, dir, []string{"timeline"})
 }
