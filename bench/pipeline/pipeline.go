@@ -650,6 +650,15 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("pipeline: epoch %d: MV verification: the changelog sent downstream nets to %d rows but A has %d: a row was emitted twice or deleted before it was emitted", snap.Epoch, col.netRows, rows)
 	}
 	res.MVRows = rows
+	if cfg.Persist {
+		read := res.SnapshotRows
+		for _, st := range j.resume { // rows read before a recovery count too
+			read += st.RowCount
+		}
+		if err := VerifyState(snap.Snap, j.wl.Schema(), cfg.Vnodes, read); err != nil {
+			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
+		}
+	}
 	if err := j.settle(); err != nil {
 		return nil, err
 	}

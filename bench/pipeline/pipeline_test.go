@@ -155,26 +155,8 @@ func checkStateRows(t *testing.T, j *Job, res *Result) {
 	t.Helper()
 	snap := j.Store().Latest()
 	defer snap.Release()
-	cfg := j.Config()
-	states, err := backfill.ReadStates(snap.Snap, len(j.Schema().PK))
-	if err != nil {
+	if err := VerifyState(snap.Snap, j.Schema(), j.Config().Vnodes, res.SnapshotRows); err != nil {
 		t.Fatal(err)
-	}
-	if len(states) != cfg.Vnodes {
-		t.Fatalf("state table has %d rows, want one per vnode (%d)", len(states), cfg.Vnodes)
-	}
-	var sum int64
-	for i, st := range states {
-		if int(st.Vnode) != i {
-			t.Errorf("state row %d is for vnode %d", i, st.Vnode)
-		}
-		if !st.Finished {
-			t.Errorf("vnode %d not finished", st.Vnode)
-		}
-		sum += st.RowCount
-	}
-	if sum != res.SnapshotRows {
-		t.Errorf("state row counts sum to %d, want the %d snapshot rows read", sum, res.SnapshotRows)
 	}
 }
 
@@ -340,5 +322,35 @@ func TestTimeDrivenCadenceStillWorks(t *testing.T) {
 	res, _ := runJob(t, cfg)
 	if len(res.Epochs) < 3 || res.MVRows == 0 {
 		t.Errorf("%d epochs, %d MV rows", len(res.Epochs), res.MVRows)
+	}
+}
+
+// TestVerifyStateCatchesWrongState: a missing, unfinished or miscounted state row
+// fails the check every persist=on run makes.
+func TestVerifyStateCatchesWrongState(t *testing.T) {
+	res, j := runJob(t, smallJob(2000, 2, 16, true, 9))
+	s := j.Schema()
+	snap := j.Store().Latest()
+	defer snap.Release()
+	if err := VerifyState(snap.Snap, s, 16, res.SnapshotRows+1); err == nil || !strings.Contains(err.Error(), "count") {
+		t.Errorf("a miscount: err = %v", err)
+	}
+	if err := VerifyState(snap.Snap, s, 17, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "one per vnode") {
+		t.Errorf("a missing row: err = %v", err)
+	}
+	// Rewrite vnode 3's row as unfinished.
+	states, err := backfill.ReadStates(snap.Snap, len(s.PK))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := states[3]
+	st.Finished = false
+	b := j.Store().DB.NewBatch()
+	b.Set(backfill.AppendStateKey(nil, st.Vnode), backfill.AppendStateValue(nil, st, len(s.PK)), nil)
+	if err := b.Commit(pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := VerifyState(j.Store().DB.NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
+		t.Errorf("an unfinished vnode: err = %v", err)
 	}
 }

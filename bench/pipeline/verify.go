@@ -25,6 +25,34 @@ func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
 	return compareTables(snap, s, storage.TableUpstream, span{}, storage.TableMV, span{}, "MV verification", "A", "B")
 }
 
+// VerifyState checks the state table of a persist=on job that has finished: one
+// row per vnode, each finished, their row counts summing to rows (the snapshot rows
+// read, over every run of the job). A job reports nothing unless its state is right,
+// as it reports nothing unless B equals A.
+func VerifyState(snap *pebble.Snapshot, s *row.Schema, vnodes int, rows int64) error {
+	states, err := backfill.ReadStates(snap, len(s.PK))
+	if err != nil {
+		return fmt.Errorf("state verification: %w", err)
+	}
+	if len(states) != vnodes {
+		return fmt.Errorf("state verification: %d state rows, want one per vnode (%d)", len(states), vnodes)
+	}
+	var sum int64
+	for i, st := range states {
+		switch {
+		case int(st.Vnode) != i:
+			return fmt.Errorf("state verification: state row %d is for vnode %d", i, st.Vnode)
+		case !st.Finished:
+			return fmt.Errorf("state verification: vnode %d is not finished at the end of the job", st.Vnode)
+		}
+		sum += st.RowCount
+	}
+	if sum != rows {
+		return fmt.Errorf("state verification: the state rows count %d snapshot rows, but %d were read", sum, rows)
+	}
+	return nil
+}
+
 // VerifyProgress checks, at the committed epoch of a job's DB, that B holds exactly
 // the rows of A that the persisted backfill state says were emitted: in each vnode
 // those with pk ≤ its position, all of them once it is finished, none before it has
