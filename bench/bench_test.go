@@ -70,6 +70,7 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	}
 	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
 	cfg.SnapshotRateLimit = float64(c.Limit)
+	cfg.CheckpointFrequency = c.Checkpoint()
 	var err error
 	cfg.Scan, err = backfill.ParseScan(c.Scan)
 	return cfg, err

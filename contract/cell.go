@@ -24,7 +24,25 @@ type Cell struct {
 	Barrier  Cadence
 	Changes  ChangeRate // left out of the name when the default
 	Limit    RateLimit  // left out of the name when none
+	Ckpt     int        // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
 	Par      int
+}
+
+// Checkpoint is the checkpoint frequency, 1 for the zero value.
+func (c Cell) Checkpoint() int { return max(c.Ckpt, 1) }
+
+// AtDefault reports whether dimension dim is an optional one at its default: left
+// out of the cell's name and of the bench binary's arguments.
+func (c Cell) AtDefault(dim string) bool {
+	switch dim {
+	case "changes":
+		return c.Changes.Default()
+	case "limit":
+		return c.Limit == 0
+	case "ckpt":
+		return c.Checkpoint() == 1
+	}
+	return false
 }
 
 // OnOff renders a bool as the on|off used in names.
@@ -36,15 +54,18 @@ func OnOff(b bool) string {
 }
 
 // Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
-// with changes=… and limit=… before par when they are not the defaults (so names
-// of cells that existed before these dimensions did stay the same).
+// with changes=…, limit=… and ckpt=… before par when they are not the defaults (so
+// names of cells that existed before these dimensions did stay the same).
 func (c Cell) Name() string {
 	extra := ""
-	if !c.Changes.Default() {
+	if !c.AtDefault("changes") {
 		extra += "/changes=" + c.Changes.String()
 	}
-	if c.Limit != 0 {
+	if !c.AtDefault("limit") {
 		extra += "/limit=" + c.Limit.String()
+	}
+	if !c.AtDefault("ckpt") {
+		extra += "/ckpt=" + strconv.Itoa(c.Ckpt)
 	}
 	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/persist=%s/scan=%s/barrier=%s%s/par=%d",
 		c.Profile, c.Workload, c.Rows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
@@ -96,6 +117,10 @@ func ParseName(name string) (Cell, error) {
 			c.Changes, err = ParseChangeRate(v)
 		case "limit":
 			c.Limit, err = ParseRateLimit(v)
+		case "ckpt":
+			if c.Ckpt, err = strconv.Atoi(v); err == nil && c.Ckpt < 1 {
+				err = fmt.Errorf("ckpt %q: want a checkpoint frequency ≥ 1", v)
+			}
 		case "persist":
 			if v != "on" && v != "off" {
 				err = fmt.Errorf("want on or off")
@@ -113,6 +138,7 @@ func ParseName(name string) (Cell, error) {
 			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
 		}
 	}
+	c.Ckpt = c.Checkpoint() // as Matrix.Cells makes them: 1 when left out
 	return c, nil
 }
 

@@ -67,7 +67,7 @@ func TestCellNameRoundTrip(t *testing.T) {
 		}
 		only := c.Only()
 		for _, d := range contract.Dimensions {
-			if _, named := keys[d]; !named && (d == "changes" && c.Changes.Default() || d == "limit" && c.Limit == 0) {
+			if _, named := keys[d]; !named && c.AtDefault(d) {
 				continue // left out at its default
 			}
 			if keys[d] != only.Get(d) {
@@ -295,4 +295,29 @@ func FuzzReadTraces(f *testing.F) {
 		}
 		_ = traces
 	})
+}
+
+func TestCheckpointFrequencyInNames(t *testing.T) {
+	var m contract.Matrix
+	for d, v := range map[string]string{"profile": "mem", "workload": "narrow", "rows": "1", "persist": "on", "scan": "merged", "barrier": "100rows", "ckpt": "1,10", "par": "2"} {
+		if err := m.Set(d, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cells := m.Cells()
+	if len(cells) != 2 || strings.Contains(cells[0].Name(), "ckpt") || !strings.HasSuffix(cells[1].Name(), "/ckpt=10/par=2") {
+		t.Fatalf("names %q, %q", cells[0].Name(), cells[1].Name())
+	}
+	for _, c := range cells {
+		back, err := contract.ParseName(c.Name())
+		if err != nil || back != c {
+			t.Errorf("ParseName(%q) = %+v, %v; want %+v", c.Name(), back, err, c)
+		}
+	}
+	if args := strings.Join(cells[0].Args("", nil), " "); strings.Contains(args, "-ckpt") {
+		t.Errorf("the default ckpt is passed to the bench binary: %s", args)
+	}
+	if err := m.Set("ckpt", "0"); err == nil {
+		t.Error("ckpt 0 accepted")
+	}
 }

@@ -74,7 +74,7 @@ func (c Cell) Args(trace string, profileFiles []string) []string {
 	m := c.Only()
 	args := []string{"-test.run", "^$", "-test.bench", c.BenchRegexp()}
 	for _, d := range Dimensions {
-		if optional[d] && (d == "changes" && c.Changes.Default() || d == "limit" && c.Limit == 0) {
+		if c.AtDefault(d) {
 			continue
 		}
 		args = append(args, "-"+d, m.Get(d))

@@ -14,14 +14,14 @@ var Scans = []string{"merged", "per-vnode"}
 
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
-var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "par"}
+var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "ckpt", "par"}
 
 // MaxPar is the most actors a job can have: the vnode count, each actor owning at
 // least one vnode (the bench package's tests check it against the storage layer).
 const MaxPar = 256
 
 // optional are the dimensions a name leaves out at their default.
-var optional = map[string]bool{"changes": true, "limit": true}
+var optional = map[string]bool{"changes": true, "limit": true, "ckpt": true}
 
 // Matrix is a value list per dimension; its cells are the cross product.
 type Matrix struct {
@@ -33,6 +33,7 @@ type Matrix struct {
 	Barriers  []Cadence
 	Changes   []ChangeRate // empty: the default only
 	Limits    []RateLimit  // empty: none only
+	Ckpts     []int        // checkpoint frequencies; empty: 1 only
 	Pars      []int
 }
 
@@ -113,6 +114,15 @@ func (m *Matrix) Set(dim, list string) error {
 			}
 			m.Limits = append(m.Limits, l)
 		}
+	case "ckpt":
+		m.Ckpts = nil
+		for _, v := range vals {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return bad(v, "want a checkpoint frequency ≥ 1 (every n-th barrier syncs)")
+			}
+			m.Ckpts = append(m.Ckpts, n)
+		}
 	case "par":
 		m.Pars = nil
 		for _, v := range vals {
@@ -175,6 +185,10 @@ func (m Matrix) Get(dim string) string {
 		for _, l := range m.limits() {
 			out = append(out, l.String())
 		}
+	case "ckpt":
+		for _, n := range m.ckpts() {
+			out = append(out, strconv.Itoa(n))
+		}
 	case "par":
 		for _, n := range m.Pars {
 			out = append(out, strconv.Itoa(n))
@@ -188,6 +202,13 @@ func (m Matrix) changes() []ChangeRate {
 		return []ChangeRate{{}}
 	}
 	return m.Changes
+}
+
+func (m Matrix) ckpts() []int {
+	if len(m.Ckpts) == 0 {
+		return []int{1}
+	}
+	return m.Ckpts
 }
 
 func (m Matrix) limits() []RateLimit {
@@ -208,10 +229,12 @@ func (m Matrix) Cells() []Cell {
 					for _, b := range m.Barriers {
 						for _, ch := range m.changes() {
 							for _, l := range m.limits() {
-								for _, par := range m.Pars {
-									for _, on := range m.Persist {
-										out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s,
-											Barrier: b, Changes: ch, Limit: l, Par: par})
+								for _, ck := range m.ckpts() {
+									for _, par := range m.Pars {
+										for _, on := range m.Persist {
+											out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s,
+												Barrier: b, Changes: ch, Limit: l, Ckpt: ck, Par: par})
+										}
 									}
 								}
 							}
@@ -242,7 +265,7 @@ func (c Cell) Only() Matrix {
 	return Matrix{
 		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
 		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
-		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Pars: []int{c.Par},
+		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Ckpts: []int{c.Checkpoint()}, Pars: []int{c.Par},
 	}
 }
 
