@@ -209,7 +209,7 @@ func Random(seed uint64, rows int64, scan backfill.Scan, persist bool) Config {
 	job := SmallJob(rows, scan, persist, seed)
 	job.Par = 1 + r.IntN(3)
 	job.SnapshotRateLimit *= 2 / float64(job.Par)
-	job.CheckpointFrequency = []int{1, 3}[r.IntN(2)]
+	job.CheckpointFrequency = []int{1, 3, 10}[r.IntN(3)] // 10: the seed's era
 	cfg := Config{Job: job, Seed: seed}
 	if scan == backfill.PerVnode && r.IntN(3) == 0 {
 		cfg.RecoverPar = 1 + r.IntN(4)

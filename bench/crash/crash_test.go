@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,17 +183,33 @@ func TestMergedRescale(t *testing.T) {
 // persist mode. More: benchrun crashtest.
 func TestRandomCrashes(t *testing.T) {
 	const points = 64
-	for i := range points {
-		c := combos[i%len(combos)]
-		cfg := Random(uint64(i), 3000, c.scan, c.persist)
-		t.Run(fmt.Sprintf("%v/seed=%d", c, i), func(t *testing.T) {
-			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			if _, err := Run(ctx, cfg); err != nil {
-				t.Fatalf("points %v, par %d→%d: %v", cfg.Points, cfg.Job.Par, cfg.RecoverPar, err)
-			}
-		})
+	var crashes, ckpt10 atomic.Int64
+	t.Run("scenarios", func(t *testing.T) {
+		for i := range points {
+			c := combos[i%len(combos)]
+			cfg := Random(uint64(i), 3000, c.scan, c.persist)
+			t.Run(fmt.Sprintf("%v/seed=%d", c, i), func(t *testing.T) {
+				t.Parallel()
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				rep, err := Run(ctx, cfg)
+				if err != nil {
+					t.Fatalf("points %v, par %d→%d: %v", cfg.Points, cfg.Job.Par, cfg.RecoverPar, err)
+				}
+				crashes.Add(int64(len(rep.Crashes)))
+				if cfg.Job.CheckpointFrequency == 10 && len(rep.Crashes) > 0 {
+					ckpt10.Add(1)
+				}
+			})
+		}
+	})
+	// A scenario whose point never comes finishes without a crash; most must crash,
+	// or the test proves nothing about recovery.
+	if n := crashes.Load(); n < points/2 {
+		t.Errorf("%d power losses over %d scenarios, want at least %d", n, points, points/2)
+	}
+	if ckpt10.Load() == 0 {
+		t.Error("no scenario crashed with a checkpoint every 10 barriers")
 	}
 }
 
