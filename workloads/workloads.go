@@ -43,6 +43,8 @@ var mixes = []struct {
 	{"insert-only", "inserts only", source.Mix{Insert: 1}, nil},
 	{"update-heavy", "10% inserts, 85% updates, 5% deletes", source.Mix{Insert: 0.1, Update: 0.85, Delete: 0.05}, nil},
 	{"delete-heavy", "20% inserts, 20% updates, 60% deletes", source.Mix{Insert: 0.2, Update: 0.2, Delete: 0.6}, nil},
+	{"pk-update", "20% inserts, 20% updates, 50% updates that change the primary key (a delete and an insert, often of different vnodes and actors), 10% deletes",
+		source.Mix{Insert: 0.2, Update: 0.2, PKUpdate: 0.5, Delete: 0.1}, nil},
 	{"tombstone", "default mix plus, every 5th epoch, a burst deleting a run of 2% of the keys in the upper half of the id space (ahead of the scan): rebuilt scans skip the dead keys",
 		source.DefaultMix, &source.Burst{Every: 5, Fraction: 0.02}},
 }

@@ -354,3 +354,22 @@ func TestVerifyStateCatchesWrongState(t *testing.T) {
 		t.Errorf("an unfinished vnode: err = %v", err)
 	}
 }
+
+// TestPrimaryKeyChangingUpdates: updates that move rows to new keys, split into a
+// delete and an insert when the keys belong to different actors, still leave B
+// equal to A, for both scans and persistence modes.
+func TestPrimaryKeyChangingUpdates(t *testing.T) {
+	for _, scan := range []backfill.Scan{backfill.Merged, backfill.PerVnode} {
+		for _, persist := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/persist=%v", scan, persist), func(t *testing.T) {
+				cfg := smallJob(3000, 2, 16, persist, 11)
+				cfg.Scan = scan
+				cfg.Mix = source.Mix{PKUpdate: 0.7, Insert: 0.2, Delete: 0.1}
+				res, _ := runJob(t, cfg)
+				if res.UpstreamRows == 0 || midScanEpochs(res) == 0 {
+					t.Errorf("upstream rows %d, epochs with both %d: the moves never met the scan", res.UpstreamRows, midScanEpochs(res))
+				}
+			})
+		}
+	}
+}

@@ -51,6 +51,10 @@ type Change struct {
 	Op         stream.Op // Insert, Delete, or UpdateDelete (an update: old then new)
 	ID         int64
 	OldVersion uint32 // version before the change (0 for an insert)
+	// Moved, for an update, means the primary key changes: the row moves from key
+	// ID to the new key NewID (at version 1).
+	Moved bool
+	NewID int64
 }
 
 // Source owns A's key state: the current version of every key id (0: absent).
@@ -140,7 +144,7 @@ func (s *Source) Generate(epoch uint64, n int) []Change {
 	}
 	r := epochRand(s.cfg.Seed, epoch)
 	m := s.cfg.Mix
-	total := m.Insert + m.Update + m.Delete
+	total := m.Insert + m.Update + m.PKUpdate + m.Delete
 	s.changes = s.changes[:0]
 	for i := 0; i < n; i++ {
 		x := r.Float64() * total
@@ -156,10 +160,16 @@ func (s *Source) Generate(epoch uint64, n int) []Change {
 			continue
 		}
 		old := s.versions[id]
-		if x < m.Insert+m.Update {
+		switch {
+		case x < m.Insert+m.Update:
 			s.versions[id] = old + 1
 			s.changes = append(s.changes, Change{Op: stream.UpdateDelete, ID: id, OldVersion: old})
-		} else {
+		case x < m.Insert+m.Update+m.PKUpdate:
+			to := int64(len(s.versions))
+			s.versions[id] = 0
+			s.versions = append(s.versions, 1)
+			s.changes = append(s.changes, Change{Op: stream.UpdateDelete, ID: id, OldVersion: old, Moved: true, NewID: to})
+		default:
 			s.versions[id] = 0
 			s.live--
 			s.changes = append(s.changes, Change{Op: stream.Delete, ID: id, OldVersion: old})
@@ -225,6 +235,7 @@ type Router struct {
 	builders []*chunkBuilder
 	out      []chan<- stream.Message
 	last     row.Row // the row of the last change routed
+	moved    row.Row // the new row of a key-changing update
 }
 
 // NewRouter routes to out[i] for actor i.
@@ -240,6 +251,12 @@ func (s *Source) NewRouter(out []chan<- stream.Message) *Router {
 func (rt *Router) Apply(ctx context.Context, w *storage.Writes, changes []Change) error {
 	s := rt.s
 	for _, c := range changes {
+		if c.Moved {
+			if err := rt.move(ctx, w, c); err != nil {
+				return err
+			}
+			continue
+		}
 		var err error
 		switch c.Op {
 		case stream.Insert:
@@ -293,6 +310,45 @@ func (rt *Router) emitPair(ctx context.Context, id int64, oldV, newV uint32) err
 	if cb.full() {
 		return rt.send(ctx, a)
 	}
+	return nil
+}
+
+// move routes an update that changes the primary key and writes it to A: the old
+// row's key is deleted and the new row's set. When one actor owns both rows' vnodes
+// the halves go to it as an update pair; otherwise the old row goes to its actor as
+// a Delete and the new one to its actor as an Insert, as a hash dispatcher splits an
+// update whose distribution key changes.
+func (rt *Router) move(ctx context.Context, w *storage.Writes, c Change) error {
+	s := rt.s
+	s.rowBuf = s.cfg.Workload.Row(s.rowBuf, s.cfg.Seed, c.ID, c.OldVersion)
+	s.encode(s.rowBuf)
+	w.Delete(s.keyBuf)
+	from := s.owner[s.vnoder.Of(s.rowBuf)]
+	rt.moved = s.cfg.Workload.Row(rt.moved, s.cfg.Seed, c.NewID, 1)
+	to := s.owner[s.vnoder.Of(rt.moved)]
+	if from == to && rt.builders[from].room() < 2 {
+		if err := rt.send(ctx, from); err != nil {
+			return err
+		}
+	}
+	del, ins := stream.UpdateDelete, stream.UpdateInsert
+	if from != to {
+		del, ins = stream.Delete, stream.Insert
+	}
+	rt.builders[from].add(del, s.rowBuf)
+	if from != to && rt.builders[from].full() {
+		if err := rt.send(ctx, from); err != nil {
+			return err
+		}
+	}
+	rt.last = rt.builders[to].add(ins, rt.moved)
+	if rt.builders[to].full() {
+		if err := rt.send(ctx, to); err != nil {
+			return err
+		}
+	}
+	s.encode(rt.last)
+	w.Set(s.keyBuf, s.valBuf)
 	return nil
 }
 

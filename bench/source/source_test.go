@@ -162,3 +162,54 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRouterMovesRows: an update that changes the primary key deletes the old key
+// and sets the new one in A; each half goes to the actor owning its row, as an
+// update pair when that is one actor and as a Delete and an Insert otherwise.
+func TestRouterMovesRows(t *testing.T) {
+	s := newSource(t, 5, Mix{PKUpdate: 1}, 50)
+	chans := make([]chan stream.Message, 3)
+	outs := make([]chan<- stream.Message, 3)
+	for i := range chans {
+		chans[i] = make(chan stream.Message, 1000)
+		outs[i] = chans[i]
+	}
+	rt := s.NewRouter(outs)
+	var w storage.Writes
+	changes := s.Generate(2, 100)
+	if err := rt.Apply(context.Background(), &w, changes); err != nil {
+		t.Fatal(err)
+	}
+	if w.Len() != 2*len(changes) || s.Live() != 50 {
+		t.Errorf("%d writes for %d moves, %d live keys; want 2 per move and 50", w.Len(), len(changes), s.Live())
+	}
+	if err := rt.Barrier(context.Background(), &stream.Barrier{Epoch: stream.Epoch{Prev: 1, Curr: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	pairs, lone := 0, 0
+	for a, ch := range chans {
+		close(ch)
+		for m := range ch {
+			if m.Chunk == nil {
+				continue
+			}
+			for i, r := range m.Chunk.Rows {
+				if owner := s.owner[s.vnoder.Of(r)]; owner != a {
+					t.Errorf("row %v routed to actor %d, owner %d", r, a, owner)
+				}
+				switch m.Chunk.Ops[i] {
+				case stream.UpdateDelete:
+					if i+1 >= m.Chunk.Len() || m.Chunk.Ops[i+1] != stream.UpdateInsert {
+						t.Errorf("an update pair split across chunks")
+					}
+					pairs++
+				case stream.Delete, stream.Insert:
+					lone++
+				}
+			}
+		}
+	}
+	if pairs == 0 || lone == 0 || pairs+lone/2 != len(changes) {
+		t.Errorf("%d pairs and %d lone halves for %d moves: want both kinds, one of them per move", pairs, lone, len(changes))
+	}
+}

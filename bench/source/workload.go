@@ -25,13 +25,17 @@ type Workload interface {
 // Mix is the share of each change kind in the stream; the shares need not sum to 1.
 type Mix struct {
 	Insert, Update, Delete float64
+	// PKUpdate is the share of updates that change the row's primary key: the row
+	// moves to a new key (and often another vnode and actor), so the update reaches
+	// the backfill as a delete and an insert of different keys.
+	PKUpdate float64
 }
 
 // DefaultMix is the built-in stream: mostly inserts and updates, some deletes.
 var DefaultMix = Mix{Insert: 0.5, Update: 0.4, Delete: 0.1}
 
 func (m Mix) validate() error {
-	if m.Insert < 0 || m.Update < 0 || m.Delete < 0 || m.Insert+m.Update+m.Delete <= 0 {
+	if m.Insert < 0 || m.Update < 0 || m.Delete < 0 || m.PKUpdate < 0 || m.Insert+m.Update+m.Delete+m.PKUpdate <= 0 {
 		return fmt.Errorf("change mix %+v: shares must be ≥ 0 with a positive sum", m)
 	}
 	return nil
