@@ -21,6 +21,13 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	case profile.FSMem:
 		cfg.FS, cfg.Dir = vfs.NewMem(), "/db"
 	case profile.FSDisk:
+		fs, err := profile.Filesystem(p.JobDir())
+		if err != nil {
+			return nil, fmt.Errorf("profile %s: %w", p.Name, err)
+		}
+		if fs == "tmpfs" && !p.AllowTmpfs {
+			return nil, fmt.Errorf("profile %s: %s is on tmpfs, which is memory, not a disk: set the profile's dir to a directory on a real disk, or allow_tmpfs: true", p.Name, p.JobDir())
+		}
 		dir, err = os.MkdirTemp(p.Dir, "backfill-bench-")
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: job directory: %w", p.Name, err)

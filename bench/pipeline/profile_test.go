@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,4 +30,26 @@ func TestUseProfile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDiskProfileRefusesTmpfs: a disk profile whose directory is on tmpfs is
+// memory in disguise, refused unless the profile allows it.
+func TestDiskProfileRefusesTmpfs(t *testing.T) {
+	if _, err := os.Stat("/dev/shm"); err != nil {
+		t.Skip("no /dev/shm here")
+	}
+	if fs, err := profile.Filesystem("/dev/shm"); err != nil || fs != "tmpfs" {
+		t.Skipf("/dev/shm is %q (%v), not tmpfs", fs, err)
+	}
+	p := profile.Profile{Name: "d", Version: 1, FS: profile.FSDisk, Dir: "/dev/shm", BlockCache: 1 << 20, MemTable: 1 << 20}
+	cfg := Default()
+	if _, err := cfg.UseProfile(p); err == nil || !strings.Contains(err.Error(), "tmpfs") {
+		t.Errorf("err = %v, want tmpfs refused", err)
+	}
+	p.AllowTmpfs = true
+	cleanup, err := cfg.UseProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 )
@@ -33,6 +34,7 @@ type Profile struct {
 	Description    string
 	FS             string        // FSMem or FSDisk
 	Dir            string        // FSDisk: where job directories are made ("": the temp dir)
+	AllowTmpfs     bool          // FSDisk: run even when Dir is on tmpfs (memory, not a disk)
 	WriteBandwidth int64         // bytes/s through the throttle; 0: unlimited
 	SyncLatency    time.Duration // added to each sync by the throttle
 	BlockCache     int64         // bytes
@@ -49,6 +51,7 @@ type file struct {
 	Description    string `json:"description"`
 	FS             string `json:"fs"`
 	Dir            string `json:"dir,omitempty"`
+	AllowTmpfs     bool   `json:"allow_tmpfs,omitempty"`
 	WriteBandwidth string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
 	SyncLatency    string `json:"sync_latency,omitempty"`    // e.g. "1ms"
 	BlockCache     string `json:"block_cache,omitempty"`     // default 64MiB
@@ -74,7 +77,7 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %s: more than one JSON object", source)
 	}
 	p := Profile{
-		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir,
+		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
 		CPUs: f.CPUs, Nightly: f.Nightly, Source: source,
 	}
 	bad := func(field, value, why string) (Profile, error) {
@@ -89,6 +92,8 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("fs", f.FS, `must be "mem" or "disk"`)
 	case f.Dir != "" && f.FS != FSDisk:
 		return bad("dir", f.Dir, `only a "disk" profile has a directory`)
+	case f.AllowTmpfs && f.FS != FSDisk:
+		return bad("allow_tmpfs", "true", `only a "disk" profile has a directory to check`)
 	case f.CPUs < 0:
 		return bad("cpus", strconv.Itoa(f.CPUs), "must be ≥ 0 (0: all)")
 	}
@@ -293,4 +298,28 @@ func (s *Set) WriteList(w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nA profile of your own is a JSON file with these fields (see bench/profile/profiles/);\npass it with --profile-file FILE and name it in --profile.")
 	return nil
+}
+
+// Filesystem names the filesystem dir is on (tmpfs, ext4, xfs, …), from statfs;
+// the magic number in hex for one it does not know.
+func Filesystem(dir string) (string, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return "", fmt.Errorf("filesystem of %s: %w", dir, err)
+	}
+	names := map[int64]string{0x01021994: "tmpfs", 0xEF53: "ext4", 0x58465342: "xfs", 0x9123683E: "btrfs",
+		0x794C7630: "overlay", 0x6969: "nfs", 0x2FC12FC1: "zfs", 0x65735546: "fuse"}
+	if n, ok := names[int64(st.Type)]; ok {
+		return n, nil
+	}
+	return fmt.Sprintf("0x%x", st.Type), nil
+}
+
+// JobDir is where a disk profile's jobs make their directories: Dir, or the
+// system's temporary directory.
+func (p Profile) JobDir() string {
+	if p.Dir != "" {
+		return p.Dir
+	}
+	return os.TempDir()
 }

@@ -25,6 +25,7 @@ func TestParse(t *testing.T) {
 			json: `{"name":"d","version":1,"fs":"disk","dir":"/scratch"}`,
 			want: Profile{Name: "d", Version: 1, FS: FSDisk, Dir: "/scratch", BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
 		},
+		{name: "allow_tmpfs on mem", json: `{"name":"x","version":1,"fs":"mem","allow_tmpfs":true}`, wantErr: `allow_tmpfs "true": only a "disk" profile`},
 		{name: "unknown field", json: `{"name":"x","version":1,"fs":"mem","bandwidth":"1MiB"}`, wantErr: `unknown field "bandwidth"`},
 		{name: "negative bandwidth", json: `{"name":"x","version":1,"fs":"mem","write_bandwidth":"-5MiB"}`, wantErr: `write_bandwidth "-5MiB": must be ≥ 0`},
 		{name: "bad size", json: `{"name":"x","version":1,"fs":"mem","block_cache":"lots"}`, wantErr: `block_cache "lots": not a size`},

@@ -278,7 +278,7 @@ func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile) {
 		{contract.ConfigGOMAXPROCS, procs},
 		{contract.ConfigMachine, m.Fingerprint},
 		{contract.ConfigProfile, fmt.Sprintf("%s v%d", p.Name, p.Version)},
-		{contract.ConfigDisk, p.Disk()},
+		{contract.ConfigDisk, diskOf(p)},
 	} {
 		if kv[1] != "" {
 			r.SetConfig(kv[0], kv[1])
@@ -286,6 +286,19 @@ func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile) {
 			r.Config[i].File = true // written to the results file, like the binary's own
 		}
 	}
+}
+
+// diskOf is the profile's disk as results record it: a real disk also names the
+// filesystem its jobs ran on, since a temp dir on tmpfs is no disk at all.
+func diskOf(p profile.Profile) string {
+	if p.FS != profile.FSDisk {
+		return p.Disk()
+	}
+	fs, err := profile.Filesystem(p.JobDir())
+	if err != nil {
+		fs = "unknown filesystem"
+	}
+	return p.Disk() + " (" + fs + " at " + p.JobDir() + ")"
 }
 
 // writeFailures rewrites the pass's failures file: failures.txt, or
