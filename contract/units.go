@@ -39,8 +39,8 @@ const (
 	UnitStateBytes = "state-B/barrier"
 	UnitStateNanos = "state-ns/barrier"
 
-	UnitRecoverySec = "recovery-sec" // reopen → first barrier committed
-	UnitRereadRows  = "reread-rows"  // snapshot rows read again after a crash
+	UnitRecoverySec   = "recovery-sec"   // reopen → the scan emits its first row again
+	UnitReemittedRows = "reemitted-rows" // snapshot rows emitted again after a crash: past its persisted progress
 )
 
 // MinSteadyBarriers is how many regular barriers a job needs for its steady-state
@@ -86,7 +86,7 @@ func Units() []benchfmt.UnitMetadata {
 		m(UnitStateBytes, "lower"),
 		m(UnitStateNanos, "lower"),
 		m(UnitRecoverySec, "lower"),
-		m(UnitRereadRows, "lower"),
+		m(UnitReemittedRows, "lower"),
 		// The length of the steady state describes the work; it is no better either way.
 		{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitBarriers, Key: "assume"}, OrigUnit: UnitBarriers, Value: "exact"},
 	}

@@ -59,12 +59,19 @@ type Report struct {
 	Crashes     []Crash          // in order
 	BeforeCrash time.Duration    // the first run, from its start to the first crash
 	Result      *pipeline.Result // the run that finished, verified (B == A)
+	// Reemitted are the snapshot rows emitted again after the recoveries: at each
+	// crash, the rows emitted before it that its persisted progress did not keep.
+	// A row the cutter had not yet counted when it cut (at most a chunk per actor,
+	// never a committed one) is left out.
+	Reemitted int64
 }
 
 // Crash is a power loss: the point asked for and the event it hit.
 type Crash struct {
-	Point Point
-	Event pipeline.Event
+	Point     Point
+	Event     pipeline.Event
+	Emitted   int64 // snapshot rows the run had emitted when the power went
+	Committed int64 // of those, the rows in epochs it had committed
 }
 
 func (c Crash) String() string {
@@ -91,6 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6372617368))
 	rep := &Report{}
 	jc := cfg.Job
+	var resumed int64 // rows the current run's persisted progress started from
 	for i := 0; ; i++ {
 		cut := &cutter{fs: fs, rng: rng}
 		if i < len(cfg.Points) {
@@ -104,6 +112,10 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		} else if job, err = pipeline.Recover(ctx, jc); err == nil {
 			if err = job.VerifyProgress(); err != nil {
 				job.Close()
+			} else {
+				kept := job.Resumed()
+				rep.Reemitted += resumed + rep.last().Emitted - kept
+				resumed = kept
 			}
 		}
 		if err != nil {
@@ -132,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if i == 0 {
 			rep.BeforeCrash = cut.at.Sub(start)
 		}
-		rep.Crashes = append(rep.Crashes, Crash{Point: *cut.point, Event: cut.event})
+		rep.Crashes = append(rep.Crashes, Crash{Point: *cut.point, Event: cut.event, Emitted: cut.emitted, Committed: cut.committed})
 		if err == nil {
 			return rep, fmt.Errorf("run %d finished after the crash at %s", i+1, rep.last())
 		}
@@ -156,16 +168,28 @@ type cutter struct {
 	clone *vfs.MemFS
 	event pipeline.Event
 	at    time.Time
+	// The most snapshot rows events said were emitted, and were in committed
+	// epochs, before the cut.
+	emitted, committed int64
 }
 
+// onEvent counts the emitted rows under the same lock as the cut: an actor reports
+// its rows before it delivers them for commit, so every row a commit before the cut
+// made durable is counted.
 func (c *cutter) onEvent(ev pipeline.Event) {
 	p := c.point
-	if p == nil || ev.Kind != p.Kind || p.Match != nil && !p.Match(ev) {
-		return
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.clone != nil {
+		return
+	}
+	switch ev.Kind {
+	case pipeline.EventSnapshotChunk:
+		c.emitted = max(c.emitted, ev.SnapshotRows)
+	case pipeline.EventCommitted:
+		c.committed = ev.SnapshotRows
+	}
+	if p == nil || ev.Kind != p.Kind || p.Match != nil && !p.Match(ev) {
 		return
 	}
 	if p.Kind == pipeline.EventSnapshotChunk {

@@ -157,8 +157,10 @@ func (k EventKind) String() string { return eventNames[k] }
 
 // Event is a point in a running job.
 type Event struct {
-	Kind           EventKind
-	SnapshotRows   int64  // snapshot rows emitted so far in this run, by every actor
+	Kind EventKind
+	// Snapshot chunk events: snapshot rows emitted so far in this run, by every
+	// actor; commit events: snapshot rows in this run's epochs up to this one.
+	SnapshotRows   int64
 	Epoch          uint64 // the epoch being committed (commit events)
 	Checkpoint     bool   // the epoch syncs (commit events)
 	Final          bool   // the epoch is the job's last (commit events)
@@ -212,8 +214,12 @@ type Result struct {
 	MVRows       int64 // rows in B (= rows in A) at the final epoch
 	// For a recovered job: Reopen is the engine's part of Recover (opening the DB,
 	// replaying the source, reading or clearing state), Recovery the time from
-	// reopening to the first committed barrier; both without the harness's checks.
+	// reopening until the scan emits its first row again (until the first commit
+	// when no snapshot row was left); both without the harness's checks.
 	Reopen, Recovery time.Duration
+	// Resumed are the snapshot rows the persisted progress says were backfilled
+	// before a recovery (0 with persist=off, which starts over).
+	Resumed int64
 }
 
 // Rows is snapshot plus upstream rows processed.
@@ -506,6 +512,17 @@ func (j *Job) Close() error {
 	return j.store.Close()
 }
 
+// Resumed are the snapshot rows a recovered job's persisted progress says were
+// backfilled before the crash: the scan does not emit them again. 0 for a
+// prepared job and with persist=off.
+func (j *Job) Resumed() int64 {
+	var n int64
+	for _, st := range j.resume {
+		n += st.RowCount
+	}
+	return n
+}
+
 // Store returns the job's DB, for inspection after Run.
 func (j *Job) Store() *storage.Store { return j.store }
 
@@ -550,7 +567,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.netRows = j.mvRows
-	var snapshotRows atomic.Int64
+	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
 	var gate *source.Gate
 	var onFull func()
 	if cfg.BarrierRows > 0 {
@@ -558,6 +575,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		onFull = gate.Full
 	}
 	onEmit := func(n int) {
+		if firstEmit.Load() == 0 {
+			firstEmit.CompareAndSwap(0, max(1, int64(time.Since(start))))
+		}
 		if gate != nil {
 			gate.Emitted(n)
 		}
@@ -630,8 +650,12 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	res.Wall = col.finalCommit.Sub(start)
 	if j.recovered {
-		res.Reopen = j.reopen
-		res.Recovery = j.reopen + col.firstCommit.Sub(start)
+		res.Reopen, res.Resumed = j.reopen, j.Resumed()
+		resumed := col.firstCommit.Sub(start)
+		if ns := firstEmit.Load(); ns > 0 {
+			resumed = time.Duration(ns)
+		}
+		res.Recovery = j.reopen + resumed
 	}
 	res.CPU = cpuTime() - cpuStart
 	fsJob := j.store.FS.Stats()
@@ -651,11 +675,8 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	res.MVRows = rows
 	if cfg.Persist {
-		read := res.SnapshotRows
-		for _, st := range j.resume { // rows read before a recovery count too
-			read += st.RowCount
-		}
-		if err := VerifyState(snap.Snap, j.wl.Schema(), cfg.Vnodes, read); err != nil {
+		// Rows read before a recovery count too.
+		if err := VerifyState(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
 	}
@@ -853,7 +874,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 			finished++
 		}
 	}
-	ev := Event{Epoch: epoch, Checkpoint: bar.Checkpoint, Final: bar.Final, FinishedActors: finished}
+	ev := Event{Epoch: epoch, Checkpoint: bar.Checkpoint, Final: bar.Final, FinishedActors: finished, SnapshotRows: c.res.SnapshotRows + tr.SnapshotRows}
 	if c.onEvent != nil {
 		ev.Kind = EventBeforeCommit
 		c.onEvent(ev)
