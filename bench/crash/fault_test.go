@@ -2,15 +2,19 @@ package crash
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
 // TestSSTableWriteFault fails every sstable write from the third committed epoch on:
@@ -65,4 +69,105 @@ func TestSSTableWriteFault(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCleanReschedule stops a job without a crash (as a reschedule does: the actors
+// stop, the DB closes cleanly) and starts it again from the same DB: it resumes
+// from exactly the rows it had committed and finishes with B == A. The merged scan
+// stops once most of its snapshot was committed; the per-vnode scan once an actor
+// owns both finished and unfinished vnodes, which the restart must keep apart.
+func TestCleanReschedule(t *testing.T) {
+	const rows = 4000
+	errReschedule := errors.New("rescheduled")
+	for i, scan := range []backfill.Scan{backfill.Merged, backfill.PerVnode} {
+		t.Run(scan.String(), func(t *testing.T) {
+			t.Parallel()
+			cfg := SmallJob(rows, scan, true, uint64(70+i))
+			cfg.FS = vfs.NewMem()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			runCtx, stop := context.WithCancelCause(ctx)
+			defer stop(nil)
+			var job *pipeline.Job
+			var stopped atomic.Bool
+			var committed int64 // snapshot rows committed at the stop
+			var stopErr error
+			cfg.OnEvent = func(ev pipeline.Event) { // commit events come from one goroutine
+				if ev.Kind != pipeline.EventCommitted || ev.Final || stopped.Load() {
+					return
+				}
+				ready := ev.SnapshotRows >= rows*4/5
+				if scan == backfill.PerVnode {
+					ready, stopErr = mixedActor(job, cfg)
+				}
+				if ready || stopErr != nil {
+					stopped.Store(true)
+					committed = ev.SnapshotRows
+					stop(errReschedule)
+				}
+			}
+			job, err := pipeline.Prepare(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = job.Run(runCtx)
+			if closeErr := job.Close(); closeErr != nil {
+				t.Fatalf("close after the stop: %v", closeErr)
+			}
+			if stopErr != nil {
+				t.Fatal(stopErr)
+			}
+			if !errors.Is(err, errReschedule) {
+				t.Fatalf("run: err = %v, want the reschedule: the job ended before the stop point", err)
+			}
+
+			cfg.OnEvent = nil
+			job, err = pipeline.Recover(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer job.Close()
+			if err := job.VerifyProgress(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := job.Resumed(), committed; got != want {
+				t.Errorf("resumed from %d persisted rows, want the %d committed before the stop", got, want)
+			}
+			res, err := job.Run(ctx) // verifies B == A and the state table
+			if err != nil {
+				t.Fatal(fmt.Errorf("restart: %w", err))
+			}
+			if res.Resumed+res.SnapshotRows < rows {
+				t.Errorf("resumed %d + scanned %d snapshot rows, want at least the %d loaded", res.Resumed, res.SnapshotRows, rows)
+			}
+		})
+	}
+}
+
+// mixedActor reports whether an actor of the job owns both finished and unfinished
+// vnodes in its committed state.
+func mixedActor(job *pipeline.Job, cfg pipeline.Config) (bool, error) {
+	snap := job.Store().Latest()
+	defer snap.Release()
+	states, err := backfill.ReadStates(snap.Snap, len(job.Schema().PK))
+	if err != nil {
+		return false, err
+	}
+	finished := make(map[int]bool, len(states))
+	for _, st := range states {
+		finished[int(st.Vnode)] = st.Finished
+	}
+	for a := range cfg.Par {
+		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
+		done := 0
+		for v := lo; v < hi; v++ {
+			if finished[v] {
+				done++
+			}
+		}
+		if done > 0 && done < hi-lo {
+			return true, nil
+		}
+	}
+	return false, nil
 }
