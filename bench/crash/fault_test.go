@@ -55,15 +55,7 @@ func TestSSTableWriteFault(t *testing.T) {
 			if err := job.Close(); err != nil {
 				t.Logf("close: %v", err)
 			}
-			cfg.OnEvent = nil
-			job, err = pipeline.Recover(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer job.Close()
-			if err := job.VerifyProgress(); err != nil {
-				t.Fatal(err)
-			}
+			job = recoverJob(ctx, t, cfg)
 			if _, err := job.Run(ctx); err != nil { // verifies B == A
 				t.Fatal(fmt.Errorf("restart: %w", err))
 			}
@@ -121,15 +113,7 @@ func TestCleanReschedule(t *testing.T) {
 				t.Fatalf("run: err = %v, want the reschedule: the job ended before the stop point", err)
 			}
 
-			cfg.OnEvent = nil
-			job, err = pipeline.Recover(ctx, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer job.Close()
-			if err := job.VerifyProgress(); err != nil {
-				t.Fatal(err)
-			}
+			job = recoverJob(ctx, t, cfg)
 			if got, want := job.Resumed(), committed; got != want {
 				t.Errorf("resumed from %d persisted rows, want the %d committed before the stop", got, want)
 			}
@@ -142,6 +126,22 @@ func TestCleanReschedule(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recoverJob reopens a stopped job's DB without its event hook and checks that
+// what was committed is consistent with the persisted progress.
+func recoverJob(ctx context.Context, t *testing.T, cfg pipeline.Config) *pipeline.Job {
+	t.Helper()
+	cfg.OnEvent = nil
+	job, err := pipeline.Recover(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { job.Close() })
+	if err := job.VerifyProgress(); err != nil {
+		t.Fatal(err)
+	}
+	return job
 }
 
 // mixedActor reports whether an actor of the job owns both finished and unfinished
