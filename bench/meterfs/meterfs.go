@@ -3,6 +3,8 @@
 package meterfs
 
 import (
+	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -181,25 +183,37 @@ type realClock struct{}
 func (realClock) Now() time.Time        { return time.Now() }
 func (realClock) Sleep(d time.Duration) { time.Sleep(d) }
 
-// Throttle limits write bandwidth with a token bucket and adds a fixed latency to
-// every sync, like a network-attached volume.
+// Throttle limits write bandwidth with a token bucket and adds a latency to every
+// sync, like a network-attached volume.
 type Throttle struct {
 	bytesPerSec float64
 	burst       float64
-	syncLatency time.Duration
+	sync        SyncLatency
+	syncSigma   float64 // of the log-normal sync latency; 0: every sync takes the median
 	clock       Clock
 
 	syncMu    sync.Mutex
-	overslept time.Duration // sleep beyond syncLatency not yet made up for
+	syncRNG   *rand.Rand
+	overslept time.Duration // sleep beyond the drawn latencies not yet made up for
 
 	mu     chan struct{} // a one-slot lock, so waiting writers queue in order
 	tokens float64
 	last   time.Time
 }
 
+// SyncLatency is the time a sync takes: log-normal with the given median and 99th
+// percentile, the shape of a network volume's tail; constant when P99 ≤ Median.
+type SyncLatency struct {
+	Median, P99 time.Duration
+	Seed        uint64 // draws the latencies: the same seed, the same sequence
+}
+
+// z99 is the standard normal's 99th percentile.
+const z99 = 2.3263478740408408
+
 // NewThrottle returns a throttle of bytesPerSec (0: unlimited) with a bucket of burst
-// bytes (0: 1/10 s worth), adding syncLatency to each sync. clock nil means real time.
-func NewThrottle(bytesPerSec, burst int64, syncLatency time.Duration, clock Clock) *Throttle {
+// bytes (0: 1/10 s worth), adding a sync latency to each sync. clock nil means real time.
+func NewThrottle(bytesPerSec, burst int64, sync SyncLatency, clock Clock) *Throttle {
 	if clock == nil {
 		clock = realClock{}
 	}
@@ -207,8 +221,12 @@ func NewThrottle(bytesPerSec, burst int64, syncLatency time.Duration, clock Cloc
 		burst = bytesPerSec / 10
 	}
 	t := &Throttle{
-		bytesPerSec: float64(bytesPerSec), burst: float64(burst), syncLatency: syncLatency,
+		bytesPerSec: float64(bytesPerSec), burst: float64(burst), sync: sync,
 		clock: clock, mu: make(chan struct{}, 1), last: clock.Now(),
+		syncRNG: rand.New(rand.NewPCG(sync.Seed, 0x73796e63)),
+	}
+	if sync.Median > 0 && sync.P99 > sync.Median {
+		t.syncSigma = math.Log(float64(sync.P99)/float64(sync.Median)) / z99
 	}
 	t.tokens = t.burst
 	return t
@@ -242,22 +260,24 @@ func (t *Throttle) Write(n int) {
 	}
 }
 
-// Sync adds the per-sync latency. A sleep overshoots by the timer's slack; the
-// overshoot is taken off the next sync's sleep, so that the mean matches.
+// Sync adds a sync latency drawn from the distribution. A sleep overshoots by the
+// timer's slack; the overshoot is taken off the next sync's sleep, so that the
+// latencies slept match the ones drawn.
 func (t *Throttle) Sync() {
-	if t.syncLatency <= 0 {
+	if t.sync.Median <= 0 {
 		return
 	}
 	t.syncMu.Lock()
-	d := t.syncLatency - t.overslept
-	t.syncMu.Unlock()
-	if d <= 0 {
-		d = 0
+	latency := t.sync.Median
+	if t.syncSigma > 0 {
+		latency = time.Duration(float64(latency) * math.Exp(t.syncSigma*t.syncRNG.NormFloat64()))
 	}
+	d := max(latency-t.overslept, 0)
+	t.syncMu.Unlock()
 	start := t.clock.Now()
 	t.clock.Sleep(d)
 	over := t.clock.Now().Sub(start) - d
 	t.syncMu.Lock()
-	t.overslept = min(max(t.overslept+over-(t.syncLatency-d), 0), t.syncLatency)
+	t.overslept = min(max(t.overslept+over-(latency-d), 0), latency)
 	t.syncMu.Unlock()
 }

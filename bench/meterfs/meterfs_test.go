@@ -1,6 +1,7 @@
 package meterfs
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestThrottleArithmetic(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &fakeClock{now: time.Unix(0, 0)}
-			th := NewThrottle(tt.rate, tt.burst, 0, c)
+			th := NewThrottle(tt.rate, tt.burst, SyncLatency{}, c)
 			for i, n := range tt.writes {
 				c.now = c.now.Add(tt.gapBefore[i])
 				th.Write(n)
@@ -51,7 +52,7 @@ func TestThrottleArithmetic(t *testing.T) {
 
 func TestThrottleSyncLatency(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0)}
-	th := NewThrottle(0, 0, 2*time.Millisecond, c)
+	th := NewThrottle(0, 0, SyncLatency{Median: 2 * time.Millisecond}, c)
 	th.Sync()
 	th.Sync()
 	if c.slept != 4*time.Millisecond {
@@ -59,9 +60,54 @@ func TestThrottleSyncLatency(t *testing.T) {
 	}
 }
 
+// TestThrottleSyncLatencyTail: syncs drawn from a median of 1ms and a p99 of 6ms
+// have those percentiles, the same seed draws the same sequence, and without a
+// p99 above the median every sync takes the median.
+func TestThrottleSyncLatencyTail(t *testing.T) {
+	draw := func(sync SyncLatency) []time.Duration {
+		c := &fakeClock{now: time.Unix(0, 0)}
+		th := NewThrottle(0, 0, sync, c)
+		out := make([]time.Duration, 20000)
+		for i := range out {
+			before := c.slept
+			th.Sync()
+			out[i] = c.slept - before
+		}
+		return out
+	}
+	quantile := func(d []time.Duration, q float64) time.Duration {
+		s := slices.Clone(d)
+		slices.Sort(s)
+		return s[int(q*float64(len(s)-1))]
+	}
+	tail := SyncLatency{Median: time.Millisecond, P99: 6 * time.Millisecond, Seed: 1}
+	got := draw(tail)
+	for _, c := range []struct {
+		q      float64
+		lo, hi time.Duration
+	}{{0.5, 950 * time.Microsecond, 1050 * time.Microsecond}, {0.99, 5400 * time.Microsecond, 6600 * time.Microsecond}} {
+		if v := quantile(got, c.q); v < c.lo || v > c.hi {
+			t.Errorf("p%g of 20000 syncs = %v, want in [%v, %v]", 100*c.q, v, c.lo, c.hi)
+		}
+	}
+	if !slices.Equal(got, draw(tail)) {
+		t.Error("the same seed drew different latencies")
+	}
+	other := tail
+	other.Seed = 2
+	if slices.Equal(got, draw(other)) {
+		t.Error("another seed drew the same latencies")
+	}
+	for _, d := range draw(SyncLatency{Median: time.Millisecond, P99: time.Millisecond, Seed: 1}) {
+		if d != time.Millisecond {
+			t.Fatalf("a sync with p99 = median took %v, want 1ms", d)
+		}
+	}
+}
+
 func TestThrottleSyncMakesUpForOversleep(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0), overshoot: 300 * time.Microsecond}
-	th := NewThrottle(0, 0, time.Millisecond, c)
+	th := NewThrottle(0, 0, SyncLatency{Median: time.Millisecond}, c)
 	for range 100 {
 		th.Sync()
 	}
@@ -123,7 +169,7 @@ func BenchmarkThrottledWrite(b *testing.B) {
 		total   = 16 << 20
 		syncs   = 20
 	)
-	fs := Wrap(vfs.NewMem(), NewThrottle(rate, 0, latency, nil))
+	fs := Wrap(vfs.NewMem(), NewThrottle(rate, 0, SyncLatency{Median: latency}, nil))
 	buf := make([]byte, chunk)
 	var writeTime, syncTime time.Duration
 	for i := 0; i < b.N; i++ {

@@ -36,7 +36,8 @@ type Profile struct {
 	Dir            string        // FSDisk: where job directories are made ("": the temp dir)
 	AllowTmpfs     bool          // FSDisk: run even when Dir is on tmpfs (memory, not a disk)
 	WriteBandwidth int64         // bytes/s through the throttle; 0: unlimited
-	SyncLatency    time.Duration // added to each sync by the throttle
+	SyncLatency    time.Duration // the median time the throttle adds to a sync
+	SyncLatencyP99 time.Duration // its 99th percentile (log-normal tail); ≤ SyncLatency: constant
 	BlockCache     int64         // bytes
 	MemTable       int64         // bytes
 	CPUs           int           // GOMAXPROCS while a cell runs; 0: all
@@ -52,10 +53,11 @@ type file struct {
 	FS             string `json:"fs"`
 	Dir            string `json:"dir,omitempty"`
 	AllowTmpfs     bool   `json:"allow_tmpfs,omitempty"`
-	WriteBandwidth string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
-	SyncLatency    string `json:"sync_latency,omitempty"`    // e.g. "1ms"
-	BlockCache     string `json:"block_cache,omitempty"`     // default 64MiB
-	MemTable       string `json:"memtable,omitempty"`        // default 64MiB
+	WriteBandwidth string `json:"write_bandwidth,omitempty"`  // per second, e.g. "125MiB"
+	SyncLatency    string `json:"sync_latency,omitempty"`     // median, e.g. "1ms"
+	SyncLatencyP99 string `json:"sync_latency_p99,omitempty"` // e.g. "6ms"; default: the median
+	BlockCache     string `json:"block_cache,omitempty"`      // default 64MiB
+	MemTable       string `json:"memtable,omitempty"`         // default 64MiB
 	CPUs           int    `json:"cpus,omitempty"`
 	Nightly        bool   `json:"nightly,omitempty"`
 }
@@ -119,6 +121,15 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		}
 		if p.SyncLatency < 0 {
 			return bad("sync_latency", f.SyncLatency, "must be ≥ 0")
+		}
+	}
+	p.SyncLatencyP99 = p.SyncLatency
+	if f.SyncLatencyP99 != "" {
+		if p.SyncLatencyP99, err = time.ParseDuration(f.SyncLatencyP99); err != nil {
+			return bad("sync_latency_p99", f.SyncLatencyP99, "not a duration like 6ms")
+		}
+		if p.SyncLatency <= 0 || p.SyncLatencyP99 < p.SyncLatency {
+			return bad("sync_latency_p99", f.SyncLatencyP99, fmt.Sprintf("must be ≥ sync_latency (%q), which must be set", f.SyncLatency))
 		}
 	}
 	return p, nil
@@ -245,7 +256,11 @@ func (p Profile) Disk() string {
 	if !p.Simulated() {
 		return base
 	}
-	return fmt.Sprintf("simulated %s/s %s per sync on %s", FormatBytes(p.WriteBandwidth), p.SyncLatency, base)
+	sync := p.SyncLatency.String()
+	if p.SyncLatencyP99 > p.SyncLatency {
+		sync = fmt.Sprintf("%s (p99 %s)", p.SyncLatency, p.SyncLatencyP99)
+	}
+	return fmt.Sprintf("simulated %s/s %s per sync on %s", FormatBytes(p.WriteBandwidth), sync, base)
 }
 
 // FormatBytes renders a byte count in the unit the profile files use.

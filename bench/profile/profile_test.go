@@ -17,7 +17,7 @@ func TestParse(t *testing.T) {
 		{
 			name: "valid",
 			json: `{"name":"nvme","version":2,"fs":"mem","write_bandwidth":"1.5GiB","sync_latency":"100us","block_cache":"8MiB","memtable":"32MiB","cpus":1,"nightly":true}`,
-			want: Profile{Name: "nvme", Version: 2, FS: FSMem, WriteBandwidth: 3 << 29, SyncLatency: 100 * time.Microsecond,
+			want: Profile{Name: "nvme", Version: 2, FS: FSMem, WriteBandwidth: 3 << 29, SyncLatency: 100 * time.Microsecond, SyncLatencyP99: 100 * time.Microsecond,
 				BlockCache: 8 << 20, MemTable: 32 << 20, CPUs: 1, Nightly: true, Source: "t"},
 		},
 		{
@@ -33,6 +33,15 @@ func TestParse(t *testing.T) {
 		{name: "tiny memtable", json: `{"name":"x","version":1,"fs":"mem","memtable":"4KiB"}`, wantErr: `memtable "4KiB": must be ≥ 1MiB`},
 		{name: "bad latency", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"1 ms"}`, wantErr: `sync_latency "1 ms": not a duration`},
 		{name: "negative latency", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"-1ms"}`, wantErr: `sync_latency "-1ms": must be ≥ 0`},
+		{
+			name: "sync tail",
+			json: `{"name":"ebs","version":1,"fs":"mem","sync_latency":"1ms","sync_latency_p99":"6ms"}`,
+			want: Profile{Name: "ebs", Version: 1, FS: FSMem, SyncLatency: time.Millisecond, SyncLatencyP99: 6 * time.Millisecond,
+				BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
+		},
+		{name: "p99 below median", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"2ms","sync_latency_p99":"1ms"}`, wantErr: `sync_latency_p99 "1ms": must be ≥ sync_latency ("2ms")`},
+		{name: "p99 without median", json: `{"name":"x","version":1,"fs":"mem","sync_latency_p99":"1ms"}`, wantErr: `sync_latency_p99 "1ms": must be ≥ sync_latency (""), which must be set`},
+		{name: "bad p99", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"1ms","sync_latency_p99":"6"}`, wantErr: `sync_latency_p99 "6": not a duration`},
 		{name: "bad fs", json: `{"name":"x","version":1,"fs":"tape"}`, wantErr: `fs "tape"`},
 		{name: "dir on mem", json: `{"name":"x","version":1,"fs":"mem","dir":"/d"}`, wantErr: `dir "/d"`},
 		{name: "no version", json: `{"name":"x","fs":"mem"}`, wantErr: `version "0"`},
@@ -69,8 +78,8 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("built-in profile %s missing", name)
 		}
 	}
-	if gp3 := got["gp3"]; gp3.WriteBandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || !gp3.Simulated() {
-		t.Errorf("gp3 = %+v, want 125MiB/s and 1ms syncs, simulated", gp3)
+	if gp3 := got["gp3"]; gp3.WriteBandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || !gp3.Simulated() {
+		t.Errorf("gp3 = %+v, want 125MiB/s and syncs of 1ms median, 6ms p99, simulated", gp3)
 	}
 	if d := got["gp3"].Disk(); !strings.Contains(d, "simulated") {
 		t.Errorf("gp3 disk %q does not say it is simulated", d)
