@@ -21,27 +21,44 @@ func (c *fakeClock) Sleep(d time.Duration) {
 }
 
 func TestThrottleArithmetic(t *testing.T) {
+	type io struct {
+		read bool
+		n    int
+		gap  time.Duration // idle time before it
+	}
+	w := func(n int, gap time.Duration) io { return io{n: n, gap: gap} }
+	r := func(n int, gap time.Duration) io { return io{read: true, n: n, gap: gap} }
+	half := 500 * time.Millisecond
 	tests := []struct {
-		name        string
-		rate, burst int64
-		writes      []int
-		gapBefore   []time.Duration
-		wantSlept   time.Duration
+		name      string
+		cfg       ThrottleConfig
+		ios       []io
+		wantSlept time.Duration
 	}{
-		{"within burst", 1000, 500, []int{200, 300}, []time.Duration{0, 0}, 0},
-		{"over burst waits for the excess", 1000, 500, []int{500, 250}, []time.Duration{0, 0}, 250 * time.Millisecond},
-		{"idle time refills", 1000, 500, []int{500, 500}, []time.Duration{0, 500 * time.Millisecond}, 0},
-		{"refill caps at burst", 1000, 500, []int{500, 1000}, []time.Duration{0, 10 * time.Second}, 500 * time.Millisecond},
-		{"sustained rate", 1000, 100, []int{100, 1000, 1000, 1000}, []time.Duration{0, 0, 0, 0}, 3 * time.Second},
-		{"unlimited", 0, 0, []int{1 << 30}, []time.Duration{0}, 0},
+		{"within burst", ThrottleConfig{WriteBandwidth: 1000, Burst: half}, []io{w(200, 0), w(300, 0)}, 0},
+		{"over burst waits for the excess", ThrottleConfig{WriteBandwidth: 1000, Burst: half}, []io{w(500, 0), w(250, 0)}, 250 * time.Millisecond},
+		{"idle time refills", ThrottleConfig{WriteBandwidth: 1000, Burst: half}, []io{w(500, 0), w(500, half)}, 0},
+		{"refill caps at burst", ThrottleConfig{WriteBandwidth: 1000, Burst: half}, []io{w(500, 0), w(1000, 10*time.Second)}, half},
+		{"sustained rate", ThrottleConfig{WriteBandwidth: 1000, Burst: 100 * time.Millisecond}, []io{w(100, 0), w(1000, 0), w(1000, 0), w(1000, 0)}, 3 * time.Second},
+		{"unlimited", ThrottleConfig{}, []io{w(1<<30, 0), r(1<<30, 0)}, 0},
+		{"reads are not limited by the write bandwidth", ThrottleConfig{WriteBandwidth: 1000, Burst: half}, []io{r(5000, 0)}, 0},
+		{"reads have a bucket of their own", ThrottleConfig{WriteBandwidth: 1000, ReadBandwidth: 1000, Burst: half}, []io{w(1000, 0), r(1000, 0)}, 2 * half},
+		{"operations bound small transfers", ThrottleConfig{IOPS: 10, Burst: 100 * time.Millisecond}, []io{w(1, 0), r(1, 0), w(1, 0)}, 200 * time.Millisecond},
+		{"one operation per started 256KiB", ThrottleConfig{IOPS: 10, Burst: 100 * time.Millisecond}, []io{w(3*IOSize+1, 0)}, 300 * time.Millisecond},
+		{"the tighter limit sets the wait", ThrottleConfig{ReadBandwidth: 1 << 30, IOPS: 10, Burst: 100 * time.Millisecond}, []io{r(2*IOSize, 0)}, 100 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &fakeClock{now: time.Unix(0, 0)}
-			th := NewThrottle(tt.rate, tt.burst, SyncLatency{}, c)
-			for i, n := range tt.writes {
-				c.now = c.now.Add(tt.gapBefore[i])
-				th.Write(n)
+			tt.cfg.Clock = c
+			th := NewThrottle(tt.cfg)
+			for _, x := range tt.ios {
+				c.now = c.now.Add(x.gap)
+				if x.read {
+					th.Read(x.n)
+				} else {
+					th.Write(x.n)
+				}
 			}
 			if d := c.slept - tt.wantSlept; d < -time.Microsecond || d > time.Microsecond {
 				t.Errorf("slept %v, want %v", c.slept, tt.wantSlept)
@@ -50,9 +67,85 @@ func TestThrottleArithmetic(t *testing.T) {
 	}
 }
 
+// TestContiguousTransfersMerge: contiguous transfers share operations of up to
+// IOSize; a jump starts a new one.
+func TestContiguousTransfersMerge(t *testing.T) {
+	const kib = 1 << 10
+	type tr struct {
+		off int64
+		n   int
+	}
+	seq := func(count, size int) []tr {
+		out := make([]tr, count)
+		for i := range out {
+			out[i] = tr{int64(i * size), size}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		ts      []tr
+		wantOps int
+	}{
+		{"64 sequential 4KiB reads are one operation", seq(64, 4*kib), 1},
+		{"the 65th starts another", seq(65, 4*kib), 2},
+		{"jumps do not merge", []tr{{0, 4 * kib}, {1 << 20, 4 * kib}, {8 * kib, 4 * kib}}, 3},
+		{"a large transfer counts started operations", []tr{{0, 600 * kib}}, 3},
+		{"and the next contiguous one fills its last", []tr{{0, 600 * kib}, {600 * kib, 100 * kib}}, 3},
+		{"appends (offset -1) continue the last", []tr{{0, 100 * kib}, {-1, 100 * kib}, {-1, 100 * kib}}, 2},
+		{"a sync (n 0 here) ends the open one", []tr{{0, 4 * kib}, {-1, 0}, {-1, 4 * kib}}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var r ioRun
+			ops := 0
+			for _, x := range tc.ts {
+				if x.n == 0 {
+					r.close()
+					continue
+				}
+				ops += r.ops(x.off, x.n)
+			}
+			if ops != tc.wantOps {
+				t.Errorf("%d operations, want %d", ops, tc.wantOps)
+			}
+		})
+	}
+}
+
+// TestReadsGoThroughTheThrottle: a file opened for reading is read at the read
+// bandwidth.
+func TestReadsGoThroughTheThrottle(t *testing.T) {
+	c := &fakeClock{now: time.Unix(0, 0)}
+	mem := vfs.NewMem()
+	f, err := mem.Create("data", vfs.WriteCategoryUnspecified)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(make([]byte, 3000)); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fs := Wrap(mem, NewThrottle(ThrottleConfig{ReadBandwidth: 1000, Burst: time.Second, Clock: c}))
+	rf, err := fs.Open("data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rf.Close()
+	buf := make([]byte, 1000)
+	if _, err := rf.ReadAt(buf, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rf.Read(append(buf, buf...)); err != nil {
+		t.Fatal(err)
+	}
+	if c.slept != 2*time.Second {
+		t.Errorf("reading 3000 bytes at 1000 B/s with a 1s burst slept %v, want 2s", c.slept)
+	}
+}
+
 func TestThrottleSyncLatency(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0)}
-	th := NewThrottle(0, 0, SyncLatency{Median: 2 * time.Millisecond}, c)
+	th := NewThrottle(ThrottleConfig{Sync: SyncLatency{Median: 2 * time.Millisecond}, Clock: c})
 	th.Sync()
 	th.Sync()
 	if c.slept != 4*time.Millisecond {
@@ -66,7 +159,7 @@ func TestThrottleSyncLatency(t *testing.T) {
 func TestThrottleSyncLatencyTail(t *testing.T) {
 	draw := func(sync SyncLatency) []time.Duration {
 		c := &fakeClock{now: time.Unix(0, 0)}
-		th := NewThrottle(0, 0, sync, c)
+		th := NewThrottle(ThrottleConfig{Sync: sync, Clock: c})
 		out := make([]time.Duration, 20000)
 		for i := range out {
 			before := c.slept
@@ -107,7 +200,7 @@ func TestThrottleSyncLatencyTail(t *testing.T) {
 
 func TestThrottleSyncMakesUpForOversleep(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0), overshoot: 300 * time.Microsecond}
-	th := NewThrottle(0, 0, SyncLatency{Median: time.Millisecond}, c)
+	th := NewThrottle(ThrottleConfig{Sync: SyncLatency{Median: time.Millisecond}, Clock: c})
 	for range 100 {
 		th.Sync()
 	}
@@ -169,7 +262,7 @@ func BenchmarkThrottledWrite(b *testing.B) {
 		total   = 16 << 20
 		syncs   = 20
 	)
-	fs := Wrap(vfs.NewMem(), NewThrottle(rate, 0, SyncLatency{Median: latency}, nil))
+	fs := Wrap(vfs.NewMem(), NewThrottle(ThrottleConfig{WriteBandwidth: rate, Sync: SyncLatency{Median: latency}}))
 	buf := make([]byte, chunk)
 	var writeTime, syncTime time.Duration
 	for i := 0; i < b.N; i++ {

@@ -39,7 +39,10 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	cfg.CacheSize, cfg.MemTableSize = p.BlockCache, uint64(p.MemTable)
 	cfg.Throttle = nil
 	if p.Simulated() {
-		cfg.Throttle = meterfs.NewThrottle(p.WriteBandwidth, 0, meterfs.SyncLatency{Median: p.SyncLatency, P99: p.SyncLatencyP99, Seed: cfg.Seed}, nil)
+		cfg.Throttle = meterfs.NewThrottle(meterfs.ThrottleConfig{
+			WriteBandwidth: p.WriteBandwidth, ReadBandwidth: p.ReadBandwidth, IOPS: p.IOPS,
+			Sync: meterfs.SyncLatency{Median: p.SyncLatency, P99: p.SyncLatencyP99, Seed: cfg.Seed},
+		})
 	}
 	procs := runtime.GOMAXPROCS(0)
 	if p.CPUs > 0 {

@@ -36,6 +36,8 @@ type Profile struct {
 	Dir            string        // FSDisk: where job directories are made ("": the temp dir)
 	AllowTmpfs     bool          // FSDisk: run even when Dir is on tmpfs (memory, not a disk)
 	WriteBandwidth int64         // bytes/s through the throttle; 0: unlimited
+	ReadBandwidth  int64         // bytes/s read through the throttle (a bucket of its own); 0: unlimited
+	IOPS           int64         // read and write operations/s, one per started 256 KiB; 0: unlimited
 	SyncLatency    time.Duration // the median time the throttle adds to a sync
 	SyncLatencyP99 time.Duration // its 99th percentile (log-normal tail); ≤ SyncLatency: constant
 	BlockCache     int64         // bytes
@@ -53,7 +55,9 @@ type file struct {
 	FS             string `json:"fs"`
 	Dir            string `json:"dir,omitempty"`
 	AllowTmpfs     bool   `json:"allow_tmpfs,omitempty"`
-	WriteBandwidth string `json:"write_bandwidth,omitempty"`  // per second, e.g. "125MiB"
+	WriteBandwidth string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
+	ReadBandwidth  string `json:"read_bandwidth,omitempty"`  // per second
+	IOPS           int64  `json:"iops,omitempty"`
 	SyncLatency    string `json:"sync_latency,omitempty"`     // median, e.g. "1ms"
 	SyncLatencyP99 string `json:"sync_latency_p99,omitempty"` // e.g. "6ms"; default: the median
 	BlockCache     string `json:"block_cache,omitempty"`      // default 64MiB
@@ -80,7 +84,7 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	}
 	p := Profile{
 		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
-		CPUs: f.CPUs, Nightly: f.Nightly, Source: source,
+		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source,
 	}
 	bad := func(field, value, why string) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %s: %s %q: %s", source, field, value, why)
@@ -98,10 +102,15 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("allow_tmpfs", "true", `only a "disk" profile has a directory to check`)
 	case f.CPUs < 0:
 		return bad("cpus", strconv.Itoa(f.CPUs), "must be ≥ 0 (0: all)")
+	case f.IOPS < 0:
+		return bad("iops", strconv.FormatInt(f.IOPS, 10), "must be ≥ 0 (0: unlimited)")
 	}
 	var err error
 	if p.WriteBandwidth, err = parseBytes(f.WriteBandwidth, 0); err != nil {
 		return bad("write_bandwidth", f.WriteBandwidth, err.Error())
+	}
+	if p.ReadBandwidth, err = parseBytes(f.ReadBandwidth, 0); err != nil {
+		return bad("read_bandwidth", f.ReadBandwidth, err.Error())
 	}
 	if p.BlockCache, err = parseBytes(f.BlockCache, 64<<20); err != nil {
 		return bad("block_cache", f.BlockCache, err.Error())
@@ -245,7 +254,9 @@ func (s *Set) Names() []string {
 
 // Simulated reports whether the throttle shapes the filesystem, so that results from
 // it are a model of a device rather than a measurement of one.
-func (p Profile) Simulated() bool { return p.WriteBandwidth > 0 || p.SyncLatency > 0 }
+func (p Profile) Simulated() bool {
+	return p.WriteBandwidth > 0 || p.ReadBandwidth > 0 || p.IOPS > 0 || p.SyncLatency > 0
+}
 
 // Disk describes the storage the profile measures, for result files.
 func (p Profile) Disk() string {
@@ -256,11 +267,18 @@ func (p Profile) Disk() string {
 	if !p.Simulated() {
 		return base
 	}
+	limits := FormatBytes(p.WriteBandwidth) + "/s"
+	if p.ReadBandwidth > 0 {
+		limits = fmt.Sprintf("%s writes %s/s reads", limits, FormatBytes(p.ReadBandwidth))
+	}
+	if p.IOPS > 0 {
+		limits += fmt.Sprintf(" %d IOPS", p.IOPS)
+	}
 	sync := p.SyncLatency.String()
 	if p.SyncLatencyP99 > p.SyncLatency {
 		sync = fmt.Sprintf("%s (p99 %s)", p.SyncLatency, p.SyncLatencyP99)
 	}
-	return fmt.Sprintf("simulated %s/s %s per sync on %s", FormatBytes(p.WriteBandwidth), sync, base)
+	return fmt.Sprintf("simulated %s %s per sync on %s", limits, sync, base)
 }
 
 // FormatBytes renders a byte count in the unit the profile files use.

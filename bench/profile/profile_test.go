@@ -39,6 +39,14 @@ func TestParse(t *testing.T) {
 			want: Profile{Name: "ebs", Version: 1, FS: FSMem, SyncLatency: time.Millisecond, SyncLatencyP99: 6 * time.Millisecond,
 				BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
 		},
+		{
+			name: "read and operation limits",
+			json: `{"name":"vol","version":1,"fs":"mem","read_bandwidth":"250MiB","iops":3000}`,
+			want: Profile{Name: "vol", Version: 1, FS: FSMem, ReadBandwidth: 250 << 20, IOPS: 3000,
+				BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
+		},
+		{name: "negative iops", json: `{"name":"x","version":1,"fs":"mem","iops":-1}`, wantErr: `iops "-1": must be ≥ 0`},
+		{name: "bad read bandwidth", json: `{"name":"x","version":1,"fs":"mem","read_bandwidth":"fast"}`, wantErr: `read_bandwidth "fast": not a size`},
 		{name: "p99 below median", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"2ms","sync_latency_p99":"1ms"}`, wantErr: `sync_latency_p99 "1ms": must be ≥ sync_latency ("2ms")`},
 		{name: "p99 without median", json: `{"name":"x","version":1,"fs":"mem","sync_latency_p99":"1ms"}`, wantErr: `sync_latency_p99 "1ms": must be ≥ sync_latency (""), which must be set`},
 		{name: "bad p99", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"1ms","sync_latency_p99":"6"}`, wantErr: `sync_latency_p99 "6": not a duration`},
@@ -78,8 +86,8 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("built-in profile %s missing", name)
 		}
 	}
-	if gp3 := got["gp3"]; gp3.WriteBandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || !gp3.Simulated() {
-		t.Errorf("gp3 = %+v, want 125MiB/s and syncs of 1ms median, 6ms p99, simulated", gp3)
+	if gp3 := got["gp3"]; gp3.WriteBandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || gp3.ReadBandwidth != 125<<20 || gp3.IOPS != 0 || !gp3.Simulated() {
+		t.Errorf("gp3 = %+v, want 125MiB/s each way, no IOPS limit, syncs of 1ms median and 6ms p99, simulated", gp3)
 	}
 	if d := got["gp3"].Disk(); !strings.Contains(d, "simulated") {
 		t.Errorf("gp3 disk %q does not say it is simulated", d)
