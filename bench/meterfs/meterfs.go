@@ -231,7 +231,7 @@ type Throttle struct {
 type ThrottleConfig struct {
 	WriteBandwidth int64         // bytes/s
 	ReadBandwidth  int64         // bytes/s, a bucket of its own
-	IOPS           int64         // read and write operations/s, one per started IOSize bytes
+	IOPS           int64         // read and write operations/s; a file's contiguous transfers merge into operations of up to IOSize
 	Burst          time.Duration // how much of each rate a bucket holds (0: 100ms)
 	Sync           SyncLatency
 	Clock          Clock // nil: real time
