@@ -90,8 +90,10 @@ func TestPickDependsOnlyOnLiveSet(t *testing.T) {
 	}
 }
 
-func TestRouterSendsToOwnersWithBarrierLast(t *testing.T) {
-	s := newSource(t, 5, DefaultMix, 0)
+// routeChanges routes 100 changes of s to three buffered actor channels; it
+// returns the router, the channels, the writes to A and the changes.
+func routeChanges(t *testing.T, s *Source) (*Router, []chan stream.Message, *storage.Writes, []Change) {
+	t.Helper()
 	chans := make([]chan stream.Message, 3)
 	outs := make([]chan<- stream.Message, 3)
 	for i := range chans {
@@ -99,11 +101,17 @@ func TestRouterSendsToOwnersWithBarrierLast(t *testing.T) {
 		outs[i] = chans[i]
 	}
 	rt := s.NewRouter(outs)
-	var w storage.Writes
+	w := &storage.Writes{}
 	changes := s.Generate(2, 100)
-	if err := rt.Apply(context.Background(), &w, changes); err != nil {
+	if err := rt.Apply(context.Background(), w, changes); err != nil {
 		t.Fatal(err)
 	}
+	return rt, chans, w, changes
+}
+
+func TestRouterSendsToOwnersWithBarrierLast(t *testing.T) {
+	s := newSource(t, 5, DefaultMix, 0)
+	rt, chans, w, changes := routeChanges(t, s)
 	if w.Len() != len(changes) {
 		t.Errorf("%d writes to A for %d changes", w.Len(), len(changes))
 	}
@@ -168,18 +176,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 // update pair when that is one actor and as a Delete and an Insert otherwise.
 func TestRouterMovesRows(t *testing.T) {
 	s := newSource(t, 5, Mix{PKUpdate: 1}, 50)
-	chans := make([]chan stream.Message, 3)
-	outs := make([]chan<- stream.Message, 3)
-	for i := range chans {
-		chans[i] = make(chan stream.Message, 1000)
-		outs[i] = chans[i]
-	}
-	rt := s.NewRouter(outs)
-	var w storage.Writes
-	changes := s.Generate(2, 100)
-	if err := rt.Apply(context.Background(), &w, changes); err != nil {
-		t.Fatal(err)
-	}
+	rt, chans, w, changes := routeChanges(t, s)
 	if w.Len() != 2*len(changes) || s.Live() != 50 {
 		t.Errorf("%d writes for %d moves, %d live keys; want 2 per move and 50", w.Len(), len(changes), s.Live())
 	}
