@@ -37,6 +37,15 @@ func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
 	for _, c := range meterfs.Categories() {
 		out = append(out, Metric{float64(r.FS.Bytes[c]), contract.FSUnit(c.String())})
 	}
+	if r.FS.Uploads > 0 {
+		ckpts := int64(0)
+		for _, e := range r.Epochs {
+			if e.Checkpoint {
+				ckpts++
+			}
+		}
+		out = append(out, Metric{ratio(r.FS.Uploads, ckpts), contract.UnitUploadsPerCkpt}, Metric{ratio(r.FS.UploadBytes, ckpts), contract.UnitUploadBytes})
+	}
 	if len(reg) < contract.MinSteadyBarriers {
 		return out, false
 	}

@@ -72,7 +72,10 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	cfg.SnapshotRateLimit = float64(c.Limit)
 	cfg.CheckpointFrequency = c.Checkpoint()
 	var err error
-	cfg.Scan, err = backfill.ParseScan(c.Scan)
+	if cfg.Scan, err = backfill.ParseScan(c.Scan); err != nil {
+		return cfg, err
+	}
+	cfg.Read, err = backfill.ParseRead(c.ReadMode())
 	return cfg, err
 }
 

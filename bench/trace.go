@@ -22,8 +22,9 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		t.Epochs = append(t.Epochs, contract.TraceEpoch{
 			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
 			Checkpoint: e.Checkpoint, SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows,
+			ReadLag: e.ReadLag, Buffered: e.Buffered,
 			Phases: map[string]float64{
-				"wait": e.Phases.Wait.Seconds(), "open": e.Phases.Open.Seconds(), "scan": e.Phases.Scan.Seconds(),
+				"open": e.Phases.Open.Seconds(), "scan": e.Phases.Scan.Seconds(),
 				"idle": e.Phases.Idle.Seconds(), "barrier": e.Phases.Barrier.Seconds(),
 				"build": e.Build.Seconds(), "commit": e.Commit.Seconds(),
 			},

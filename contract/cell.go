@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -24,8 +25,17 @@ type Cell struct {
 	Barrier  Cadence
 	Changes  ChangeRate // left out of the name when the default
 	Limit    RateLimit  // left out of the name when none
+	Read     string     // read mode; "" or the default (left out of the name) is Reads[0]
 	Ckpt     int        // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
 	Par      int
+}
+
+// ReadMode is the read mode, Reads[0] for the zero value.
+func (c Cell) ReadMode() string {
+	if c.Read == "" {
+		return Reads[0]
+	}
+	return c.Read
 }
 
 // Checkpoint is the checkpoint frequency, 1 for the zero value.
@@ -39,6 +49,8 @@ func (c Cell) AtDefault(dim string) bool {
 		return c.Changes.Default()
 	case "limit":
 		return c.Limit == 0
+	case "read":
+		return c.ReadMode() == Reads[0]
 	case "ckpt":
 		return c.Checkpoint() == 1
 	}
@@ -54,7 +66,7 @@ func OnOff(b bool) string {
 }
 
 // Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
-// with changes=…, limit=… and ckpt=… before par when they are not the defaults (so
+// with changes=…, limit=…, read=… and ckpt=… before par when they are not the defaults (so
 // names of cells that existed before these dimensions did stay the same).
 func (c Cell) Name() string {
 	extra := ""
@@ -63,6 +75,9 @@ func (c Cell) Name() string {
 	}
 	if !c.AtDefault("limit") {
 		extra += "/limit=" + c.Limit.String()
+	}
+	if !c.AtDefault("read") {
+		extra += "/read=" + c.Read
 	}
 	if !c.AtDefault("ckpt") {
 		extra += "/ckpt=" + strconv.Itoa(c.Ckpt)
@@ -117,6 +132,11 @@ func ParseName(name string) (Cell, error) {
 			c.Changes, err = ParseChangeRate(v)
 		case "limit":
 			c.Limit, err = ParseRateLimit(v)
+		case "read":
+			c.Read = v
+			if !slices.Contains(Reads, v) {
+				err = fmt.Errorf("read %q: want one of %s", v, strings.Join(Reads, ", "))
+			}
 		case "ckpt":
 			if c.Ckpt, err = strconv.Atoi(v); err == nil && c.Ckpt < 1 {
 				err = fmt.Errorf("ckpt %q: want a checkpoint frequency ≥ 1", v)
@@ -138,7 +158,7 @@ func ParseName(name string) (Cell, error) {
 			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
 		}
 	}
-	c.Ckpt = c.Checkpoint() // as Matrix.Cells makes them: 1 when left out
+	c.Ckpt, c.Read = c.Checkpoint(), c.ReadMode() // as Matrix.Cells makes them when left out
 	return c, nil
 }
 

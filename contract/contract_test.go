@@ -297,27 +297,46 @@ func FuzzReadTraces(f *testing.F) {
 	})
 }
 
-func TestCheckpointFrequencyInNames(t *testing.T) {
-	var m contract.Matrix
-	for d, v := range map[string]string{"profile": "mem", "workload": "narrow", "rows": "1", "persist": "on", "scan": "merged", "barrier": "100rows", "ckpt": "1,10", "par": "2"} {
-		if err := m.Set(d, v); err != nil {
-			t.Fatal(err)
-		}
+// TestOptionalDimensionsInNames: read modes and checkpoint frequencies are left out
+// of names and bench arguments at their defaults, named before par otherwise, parse
+// back, and bad values are refused.
+func TestOptionalDimensionsInNames(t *testing.T) {
+	tests := []struct {
+		dim, values, suffix, bad string
+	}{
+		{"ckpt", "1,10", "/ckpt=10/par=2", "0"},
+		{"read", "uncommitted,checkpoint", "/read=checkpoint/par=2", "committed"},
 	}
-	cells := m.Cells()
-	if len(cells) != 2 || strings.Contains(cells[0].Name(), "ckpt") || !strings.HasSuffix(cells[1].Name(), "/ckpt=10/par=2") {
-		t.Fatalf("names %q, %q", cells[0].Name(), cells[1].Name())
-	}
-	for _, c := range cells {
-		back, err := contract.ParseName(c.Name())
-		if err != nil || back != c {
-			t.Errorf("ParseName(%q) = %+v, %v; want %+v", c.Name(), back, err, c)
-		}
-	}
-	if args := strings.Join(cells[0].Args("", nil), " "); strings.Contains(args, "-ckpt") {
-		t.Errorf("the default ckpt is passed to the bench binary: %s", args)
-	}
-	if err := m.Set("ckpt", "0"); err == nil {
-		t.Error("ckpt 0 accepted")
+	for _, tt := range tests {
+		t.Run(tt.dim, func(t *testing.T) {
+			var m contract.Matrix
+			for d, v := range map[string]string{"profile": "mem", "workload": "narrow", "rows": "1", "persist": "on", "scan": "merged", "barrier": "100rows", tt.dim: tt.values, "par": "2"} {
+				if err := m.Set(d, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cells := m.Cells()
+			if len(cells) != 2 || strings.Contains(cells[0].Name(), tt.dim) || !strings.HasSuffix(cells[1].Name(), tt.suffix) {
+				t.Fatalf("names %q, %q", cells[0].Name(), cells[1].Name())
+			}
+			for _, c := range cells {
+				back, err := contract.ParseName(c.Name())
+				if err != nil || back != c {
+					t.Errorf("ParseName(%q) = %+v, %v; want %+v", c.Name(), back, err, c)
+				}
+			}
+			if args := strings.Join(cells[0].Args("", nil), " "); strings.Contains(args, "-"+tt.dim) {
+				t.Errorf("the default %s is passed to the bench binary: %s", tt.dim, args)
+			}
+			if args := strings.Join(cells[1].Args("", nil), " "); !strings.Contains(args, "-"+tt.dim) {
+				t.Errorf("the %s of %s is not passed to the bench binary: %s", tt.dim, cells[1].Name(), args)
+			}
+			if err := m.Set(tt.dim, tt.bad); err == nil {
+				t.Errorf("%s %s accepted", tt.dim, tt.bad)
+			}
+			if _, err := contract.ParseName(strings.Replace(cells[1].Name(), tt.suffix[1:strings.LastIndex(tt.suffix, "/")], tt.dim+"="+tt.bad, 1)); err == nil {
+				t.Errorf("a name with %s=%s parsed", tt.dim, tt.bad)
+			}
+		})
 	}
 }

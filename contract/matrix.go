@@ -12,16 +12,20 @@ import (
 // check that the model has exactly these.
 var Scans = []string{"merged", "per-vnode"}
 
+// Reads are the read modes of a scan reopened after a barrier (DESIGN §2.3); the
+// first is the default, left out of cell names.
+var Reads = []string{"uncommitted", "checkpoint"}
+
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
-var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "ckpt", "par"}
+var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "read", "ckpt", "par"}
 
 // MaxPar is the most actors a job can have: the vnode count, each actor owning at
 // least one vnode (the bench package's tests check it against the storage layer).
 const MaxPar = 256
 
 // optional are the dimensions a name leaves out at their default.
-var optional = map[string]bool{"changes": true, "limit": true, "ckpt": true}
+var optional = map[string]bool{"changes": true, "limit": true, "read": true, "ckpt": true}
 
 // Matrix is a value list per dimension; its cells are the cross product.
 type Matrix struct {
@@ -33,6 +37,7 @@ type Matrix struct {
 	Barriers  []Cadence
 	Changes   []ChangeRate // empty: the default only
 	Limits    []RateLimit  // empty: none only
+	Reads     []string     // read modes; empty: the default only
 	Ckpts     []int        // checkpoint frequencies; empty: 1 only
 	Pars      []int
 }
@@ -114,6 +119,13 @@ func (m *Matrix) Set(dim, list string) error {
 			}
 			m.Limits = append(m.Limits, l)
 		}
+	case "read":
+		for _, v := range vals {
+			if !slices.Contains(Reads, v) {
+				return bad(v, fmt.Sprintf("unknown read mode (have %s)", strings.Join(Reads, ", ")))
+			}
+		}
+		m.Reads = vals
 	case "ckpt":
 		m.Ckpts = nil
 		for _, v := range vals {
@@ -185,6 +197,8 @@ func (m Matrix) Get(dim string) string {
 		for _, l := range m.limits() {
 			out = append(out, l.String())
 		}
+	case "read":
+		out = m.reads()
 	case "ckpt":
 		for _, n := range m.ckpts() {
 			out = append(out, strconv.Itoa(n))
@@ -202,6 +216,13 @@ func (m Matrix) changes() []ChangeRate {
 		return []ChangeRate{{}}
 	}
 	return m.Changes
+}
+
+func (m Matrix) reads() []string {
+	if len(m.Reads) == 0 {
+		return Reads[:1]
+	}
+	return m.Reads
 }
 
 func (m Matrix) ckpts() []int {
@@ -229,11 +250,13 @@ func (m Matrix) Cells() []Cell {
 					for _, b := range m.Barriers {
 						for _, ch := range m.changes() {
 							for _, l := range m.limits() {
-								for _, ck := range m.ckpts() {
-									for _, par := range m.Pars {
-										for _, on := range m.Persist {
-											out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s,
-												Barrier: b, Changes: ch, Limit: l, Ckpt: ck, Par: par})
+								for _, rd := range m.reads() {
+									for _, ck := range m.ckpts() {
+										for _, par := range m.Pars {
+											for _, on := range m.Persist {
+												out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s,
+													Barrier: b, Changes: ch, Limit: l, Read: rd, Ckpt: ck, Par: par})
+											}
 										}
 									}
 								}
@@ -265,7 +288,8 @@ func (c Cell) Only() Matrix {
 	return Matrix{
 		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
 		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
-		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Ckpts: []int{c.Checkpoint()}, Pars: []int{c.Par},
+		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()},
+		Pars: []int{c.Par},
 	}
 }
 

@@ -31,10 +31,14 @@ type TraceEpoch struct {
 	SnapshotRows int64   `json:"snapshot_rows"`
 	UpstreamRows int64   `json:"upstream_rows"`
 	// Where the epoch's time went, in seconds: the actors' phases summed over
-	// actors (waiting for the previous commit, reopening the scan, scanning,
-	// waiting with their rows read, handling the barrier), then the collector's
-	// building of the epoch batch and its commit.
+	// actors (reopening the scan, scanning, waiting with their rows read, handling
+	// the barrier; "wait" for the previous commit in traces of bench binaries whose
+	// scan waited), then the collector's building of the epoch batch and its commit.
 	Phases map[string]float64 `json:"phases_sec,omitempty"`
+	// The epoch's scans: the most epochs an actor's snapshot was behind the epoch it
+	// read, and the writes to A the actors buffered for checkpoint reads.
+	ReadLag  uint64 `json:"read_lag_epochs,omitempty"`
+	Buffered int64  `json:"buffered_writes,omitempty"`
 }
 
 // AppendTrace adds t as a line to the trace file, creating it if needed.

@@ -39,6 +39,11 @@ const (
 	UnitStateBytes = "state-B/barrier"
 	UnitStateNanos = "state-ns/barrier"
 
+	// Object-store profiles: sstables uploaded during the job (checkpoint flushes and
+	// compactions), per checkpoint.
+	UnitUploadsPerCkpt = "uploads/checkpoint"
+	UnitUploadBytes    = "upload-B/checkpoint"
+
 	UnitRecoverySec   = "recovery-sec"   // reopen → the scan emits its first row again
 	UnitReemittedRows = "reemitted-rows" // snapshot rows emitted again after a crash: past its persisted progress
 )
@@ -85,6 +90,8 @@ func Units() []benchfmt.UnitMetadata {
 		m(UnitStateRows, "lower"),
 		m(UnitStateBytes, "lower"),
 		m(UnitStateNanos, "lower"),
+		m(UnitUploadsPerCkpt, "lower"),
+		m(UnitUploadBytes, "lower"),
 		m(UnitRecoverySec, "lower"),
 		m(UnitReemittedRows, "lower"),
 		// The length of the steady state describes the work; it is no better either way.

@@ -129,12 +129,21 @@ func allVnodes(n int) []uint16 {
 
 func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte) []int64 {
 	t.Helper()
-	m, err := NewMergeIter(snap, storage.TableUpstream, vnodes, after)
+	got, _ := scanMerged(t, snap, nil, vnodes, after)
+	return got
+}
+
+// scanMerged returns the pks and the second column of every row of a merged scan,
+// checking that they come in pk order.
+func scanMerged(t *testing.T, snap *pebble.Snapshot, ov *storage.Writes, vnodes []uint16, after []byte) ([]int64, []string) {
+	t.Helper()
+	m, err := NewMergeIter(snap, ov, storage.TableUpstream, vnodes, after)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	var got []int64
+	var keys []int64
+	var vals []string
 	var prev []byte
 	for {
 		k, v, ok := m.Next()
@@ -149,12 +158,100 @@ func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got = append(got, r[0].I)
+		keys, vals = append(keys, r[0].I), append(vals, r[1].S)
 	}
 	if err := m.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return got
+	return keys, vals
+}
+
+// TestScanOverlay: a scan overlaid with writes the snapshot does not hold (new rows,
+// updates, deletes of rows that exist and of rows that do not, over several epochs
+// merged as an actor merges them) returns A as applying those writes would leave
+// it, from any position, in pk order; the per-vnode scan returns the same rows.
+func TestScanOverlay(t *testing.T) {
+	const vnodes = 7
+	db, keys := testDB(t, 1000, vnodes)
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	vn := storage.NewVnoder(&kv, vnodes)
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 20 {
+		model := map[int64]string{}
+		for _, k := range keys {
+			model[k] = fmt.Sprint(k)
+		}
+		var epochs []*storage.Writes
+		for e := range 1 + r.IntN(3) {
+			w := &storage.Writes{}
+			for range r.IntN(200) {
+				k := keys[r.IntN(len(keys))] // an existing row
+				if r.IntN(3) == 0 {
+					k = r.Int64N(1_000_000) - 500_000 // mostly a new one
+				}
+				rw := row.Row{row.I64(k), row.Str(fmt.Sprint("e", e, "/", k))}
+				key := storage.AppendRowKey(nil, storage.TableUpstream, vn.Of(rw), &kv, rw)
+				if r.IntN(4) == 0 {
+					w.Delete(key)
+					delete(model, k)
+				} else {
+					w.Set(key, row.AppendValue(nil, rw))
+					model[k] = rw[1].S
+				}
+			}
+			w.Sort()
+			epochs = append(epochs, w)
+		}
+		ex := &Executor{cfg: Config{Vnodes: allVnodes(vnodes)}}
+		ov := ex.merge(epochs)
+		pos := keys[r.IntN(len(keys))]
+		if round%4 == 0 {
+			pos = -1 << 40 // from the start
+		}
+		var wantKeys []int64
+		for k := range model {
+			if k > pos {
+				wantKeys = append(wantKeys, k)
+			}
+		}
+		slices.Sort(wantKeys)
+		after := memcmp.AppendKey(nil, []row.Datum{row.I64(pos)}, nil)
+		gotKeys, gotVals := scanMerged(t, snap, ov, allVnodes(vnodes), after)
+		if !slices.Equal(gotKeys, wantKeys) {
+			t.Fatalf("round %d (%d epochs): merged scan after %d returned %d keys, want %d", round, len(epochs), pos, len(gotKeys), len(wantKeys))
+		}
+		for i, k := range gotKeys {
+			if gotVals[i] != model[k] {
+				t.Fatalf("round %d: key %d has %q, want %q", round, k, gotVals[i], model[k])
+			}
+		}
+		afters := make([][]byte, vnodes)
+		for i := range afters {
+			afters[i] = after
+		}
+		m, err := NewVnodeIter(snap, ov, storage.TableUpstream, allVnodes(vnodes), afters, make([]bool, vnodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var perVnode []int64
+		for {
+			_, v, ok := m.Next()
+			if !ok {
+				break
+			}
+			rw, err := row.DecodeValue(nil, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			perVnode = append(perVnode, rw[0].I)
+		}
+		m.Close()
+		slices.Sort(perVnode)
+		if !slices.Equal(perVnode, wantKeys) {
+			t.Fatalf("round %d: per-vnode scan returned %d keys, want %d", round, len(perVnode), len(wantKeys))
+		}
+	}
 }
 
 func TestMergeIterOrderAndResume(t *testing.T) {
@@ -198,7 +295,7 @@ func TestVnodeIter(t *testing.T) {
 	done[2] = true                                                          // completed: not scanned
 	after[3] = memcmp.AppendKey(nil, []row.Datum{row.I64(want[3][9])}, nil) // resumes after its 10th key
 	after[4] = memcmp.AppendKey(nil, []row.Datum{row.I64(1 << 40)}, nil)    // past its last key: ends at once
-	m, err := NewVnodeIter(snap, storage.TableUpstream, allVnodes(vnodes), after, done)
+	m, err := NewVnodeIter(snap, nil, storage.TableUpstream, allVnodes(vnodes), after, done)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +374,7 @@ func BenchmarkMergeIter(b *testing.B) {
 			b.ResetTimer()
 			rows := 0
 			for i := 0; i < b.N; i++ {
-				m, err := NewMergeIter(snap, storage.TableUpstream, allVnodes(vnodes), nil)
+				m, err := NewMergeIter(snap, nil, storage.TableUpstream, allVnodes(vnodes), nil)
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +41,33 @@ func ParseScan(name string) (Scan, error) {
 	return 0, fmt.Errorf("unknown scan %q (have %s)", name, strings.Join(Scans, ", "))
 }
 
+// Read is what a scan reopened after a barrier reads (DESIGN §2.3, "Snapshot reads").
+type Read int
+
+const (
+	// Uncommitted reads the epoch the barrier sealed without waiting for its commit:
+	// the last committed snapshot overlaid with the sealed epochs' writes to A.
+	Uncommitted Read = iota
+	// Checkpoint reads the last checkpoint's snapshot merged with the upstream
+	// changes the actor buffered since it.
+	Checkpoint
+)
+
+// Reads are the read modes' names, as ParseRead takes them.
+var Reads = []string{"uncommitted", "checkpoint"}
+
+func (r Read) String() string { return Reads[r] }
+
+// ParseRead returns the read mode named name.
+func ParseRead(name string) (Read, error) {
+	for i, n := range Reads {
+		if n == name {
+			return Read(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown read mode %q (have %s)", name, strings.Join(Reads, ", "))
+}
+
 // Config configures one backfill actor.
 type Config struct {
 	Actor      int
@@ -48,6 +76,7 @@ type Config struct {
 	VnodeCount int
 	ChunkSize  int
 	Scan       Scan
+	Read       Read
 	Persist    bool    // write state rows at each barrier where progress changed
 	RateLimit  float64 // snapshot rows/s for this actor; 0: unlimited
 	// EpochRows, when > 0, is how many snapshot rows the actor reads per epoch: it
@@ -71,21 +100,26 @@ type Part struct {
 	StateRows    int64         // state rows written
 	StateBytes   int64         // logical key+value bytes written to the state table
 	StateTime    time.Duration // spent building and encoding the state rows
-	// Where the actor's time went in the epoch: waiting for the previous epoch's
-	// commit, reopening the scan, scanning, waiting with its rows read (work-driven
-	// barriers), and handling the barrier until the part was handed over.
+	// Where the actor's time went in the epoch: reopening the scan, scanning,
+	// waiting with its rows read (work-driven barriers), and handling the barrier
+	// until the part was handed over.
 	Phases  Phases
 	NetRows int64 // visible inserts minus visible deletes sent downstream
+	// The epoch's scan: how many epochs the snapshot it read was behind the epoch it
+	// read (their writes overlaid), and the writes to A the actor buffered for
+	// checkpoint reads when it opened.
+	ReadLag  uint64
+	Buffered int64
 }
 
 // Phases are an actor's time in one epoch, by what it was doing.
 type Phases struct {
-	Wait, Open, Scan, Idle, Barrier time.Duration
+	Open, Scan, Idle, Barrier time.Duration
 }
 
 // Add sums two actors' phases.
 func (p Phases) Add(q Phases) Phases {
-	return Phases{p.Wait + q.Wait, p.Open + q.Open, p.Scan + q.Scan, p.Idle + q.Idle, p.Barrier + q.Barrier}
+	return Phases{p.Open + q.Open, p.Scan + q.Scan, p.Idle + q.Idle, p.Barrier + q.Barrier}
 }
 
 // Close releases the part's batches.
@@ -109,16 +143,21 @@ type Executor struct {
 	cfg Config
 	env Env
 
-	scan    rowScan
-	vscan   *VnodeIter // scan, when per-vnode
-	snap    *storage.EpochSnapshot
-	waiting bool   // the scan restarts once waitFor commits
-	waitFor uint64 // epoch
-	full    bool   // the epoch's EpochRows are read: the scan waits for the barrier
+	scan  rowScan
+	vscan *VnodeIter // scan, when per-vnode
+	snap  *storage.EpochSnapshot
+	full  bool // the epoch's EpochRows are read: the scan waits for the barrier
 
-	// When the current phase began: waiting for a commit, scanning, or full.
-	waitFrom, scanFrom, fullAt time.Time
-	buffer                     []*stream.Chunk
+	// When the current phase began: scanning, or full.
+	scanFrom, fullAt time.Time
+	buffer           []*stream.Chunk
+
+	// The writes the scan overlays on its snapshot, when they are a merge of several
+	// epochs'. Read mode checkpoint: the writes to A of the upstream changes
+	// received since the last checkpoint, per epoch, and those of the current one.
+	overlay   storage.Writes
+	sinceCkpt []bufferedEpoch
+	epochToA  *storage.Writes
 
 	pos      []row.Datum // merged: last emitted pk; nil before the first row
 	posKey   []byte      // merged: memcomparable encoding of pos
@@ -174,6 +213,12 @@ func NewExecutor(cfg Config, env Env) (*Executor, error) {
 		return nil, err
 	}
 	return e, nil
+}
+
+// bufferedEpoch is one epoch's upstream changes as writes to A, sorted.
+type bufferedEpoch struct {
+	epoch  uint64
+	writes *storage.Writes
 }
 
 // rowScan is a snapshot scan: MergeIter or VnodeIter.
@@ -244,35 +289,24 @@ func (e *Executor) Run(ctx context.Context) error {
 		if e.env.OnExhausted != nil {
 			e.env.OnExhausted()
 		}
-	} else if err := e.openScan(e.env.Store.Latest()); err != nil {
-		return err
+	} else {
+		if e.cfg.Read == Checkpoint {
+			e.epochToA = &storage.Writes{}
+		}
+		if err := e.openScan(e.env.Store.Committed()); err != nil {
+			return err
+		}
 	}
 	e.scanFrom = time.Now()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		if e.finished || e.waiting || e.full {
-			var committed <-chan struct{}
-			if e.waiting {
-				epoch, ch := e.env.Store.Committed()
-				if epoch >= e.waitFor {
-					opened := time.Now()
-					e.part.Phases.Wait = opened.Sub(e.waitFrom)
-					if err := e.openScan(e.env.Store.Latest()); err != nil {
-						return err
-					}
-					e.scanFrom = time.Now()
-					e.part.Phases.Open = e.scanFrom.Sub(opened)
-					continue
-				}
-				committed = ch
-			}
+		if e.finished || e.full {
 			select {
 			case msg := <-e.env.Input:
 				if done, err := e.handle(ctx, msg); done || err != nil {
 					return err
 				}
-			case <-committed:
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -313,24 +347,72 @@ func (e *Executor) rateWait() time.Duration {
 	return time.Until(due)
 }
 
-func (e *Executor) openScan(snap *storage.EpochSnapshot) error {
+// openScan opens the scan of A at epoch after the position, as the read mode sees it.
+func (e *Executor) openScan(epoch uint64) error {
 	e.closeScan()
-	e.snap = snap
+	var ov *storage.Writes
+	e.snap, ov = e.readView(epoch)
 	var err error
 	if e.cfg.Scan == PerVnode {
-		e.vscan, err = NewVnodeIter(snap.Snap, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
+		e.vscan, err = NewVnodeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
 		if err == nil {
 			e.scan = e.vscan
 			e.markCompleted()
 		}
 	} else {
-		e.scan, err = NewMergeIter(snap.Snap, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
+		e.scan, err = NewMergeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
 	}
 	if err != nil {
-		return fmt.Errorf("backfill: actor %d: open scan at epoch %d: %w", e.cfg.Actor, snap.Epoch, err)
+		return fmt.Errorf("backfill: actor %d: open scan at epoch %d (%s read of snapshot %d): %w", e.cfg.Actor, epoch, e.cfg.Read, e.snap.Epoch, err)
 	}
-	e.waiting, e.scanN, e.scanAt = false, 0, time.Now()
+	e.scanN, e.scanAt = 0, time.Now()
+	e.part.ReadLag = epoch - e.snap.Epoch
+	for _, b := range e.sinceCkpt {
+		e.part.Buffered += int64(b.writes.Len())
+	}
 	return nil
+}
+
+// readView returns the snapshot (which closeScan releases) and the writes overlaid
+// on it that together are A at epoch, as the read mode sees it: uncommitted, the
+// latest commit and the epochs sealed since; checkpoint, the latest checkpoint and
+// the changes this actor received since, which are all of them for its vnodes.
+func (e *Executor) readView(epoch uint64) (*storage.EpochSnapshot, *storage.Writes) {
+	if e.cfg.Read == Uncommitted {
+		snap, sealed := e.env.Store.ReadUncommitted(epoch)
+		return snap, e.merge(sealed)
+	}
+	snap := e.env.Store.LatestCheckpoint()
+	n := 0
+	for n < len(e.sinceCkpt) && e.sinceCkpt[n].epoch <= snap.Epoch {
+		n++
+	}
+	e.sinceCkpt = slices.Delete(e.sinceCkpt, 0, n)
+	ws := make([]*storage.Writes, len(e.sinceCkpt))
+	for i, b := range e.sinceCkpt {
+		ws[i] = b.writes
+	}
+	return snap, e.merge(ws)
+}
+
+// merge returns the writes of the epochs ws (oldest first) to this actor's vnodes of
+// A as one sorted overlay, the later write of a key winning; one epoch's are used as
+// they are.
+func (e *Executor) merge(ws []*storage.Writes) *storage.Writes {
+	switch len(ws) {
+	case 0:
+		return nil
+	case 1:
+		return ws[0]
+	}
+	lo, _ := storage.VnodeBounds(storage.TableUpstream, e.cfg.Vnodes[0])
+	_, hi := storage.VnodeBounds(storage.TableUpstream, e.cfg.Vnodes[len(e.cfg.Vnodes)-1])
+	e.overlay.Reset()
+	for _, w := range ws {
+		e.overlay.Append(w, w.Search(lo), w.Search(hi))
+	}
+	e.overlay.Sort()
+	return &e.overlay
 }
 
 // markCompleted records the vnodes whose per-vnode scan has ended.
@@ -457,9 +539,27 @@ func (e *Executor) handle(ctx context.Context, msg stream.Message) (done bool, e
 			return false, e.materialize(c)
 		}
 		e.buffer = append(e.buffer, c)
+		if e.epochToA != nil {
+			e.bufferToA(c)
+		}
 		return false, nil
 	}
 	return e.barrier(ctx, msg.Barrier)
+}
+
+// bufferToA records upstream chunk c, all of it, as writes to A, for checkpoint
+// reads.
+func (e *Executor) bufferToA(c *stream.Chunk) {
+	s := e.cfg.Schema
+	for i, r := range c.Rows {
+		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableUpstream, e.vnoder.Of(r), s, r)
+		if c.Ops[i].IsDelete() {
+			e.epochToA.Delete(e.keyBuf)
+			continue
+		}
+		e.valBuf = row.AppendValue(e.valBuf[:0], r)
+		e.epochToA.Set(e.keyBuf, e.valBuf)
+	}
 }
 
 func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, err error) {
@@ -475,6 +575,11 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		if err := e.scanOne(); err != nil {
 			return false, err
 		}
+	}
+	if e.epochToA != nil && e.epochToA.Len() > 0 {
+		e.epochToA.Sort()
+		e.sinceCkpt = append(e.sinceCkpt, bufferedEpoch{b.Epoch.Curr, e.epochToA})
+		e.epochToA = &storage.Writes{}
 	}
 	if !e.finished {
 		if err := e.emitSnapshotChunk(); err != nil {
@@ -511,7 +616,6 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		return false, err
 	}
 	e.part, e.full = Part{}, false
-	e.waitFrom, e.scanFrom = time.Now(), time.Time{}
 	if b.Final {
 		if !e.finished {
 			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished", e.cfg.Actor, b.Epoch.Curr)
@@ -519,11 +623,17 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		return true, nil
 	}
 	e.state = e.env.Store.DB.NewBatch()
-	if !e.finished {
-		// The next scan reads the epoch this barrier ends, once it is committed.
-		e.closeScan()
-		e.waiting, e.waitFor = true, b.Epoch.Curr
+	if e.finished {
+		e.sinceCkpt, e.epochToA = nil, nil // nothing reads A any more
+		return false, nil
 	}
+	// The next scan reads the epoch this barrier ends, without waiting for its commit.
+	opened := time.Now()
+	if err := e.openScan(b.Epoch.Curr); err != nil {
+		return false, err
+	}
+	e.scanFrom = time.Now()
+	e.part.Phases.Open = e.scanFrom.Sub(opened)
 	return false, nil
 }
 

@@ -35,37 +35,87 @@ type MergeIter struct {
 	err     error
 }
 
-// cursor is one vnode's iterator and the rows read ahead from it.
+// cursor is one vnode's iterator, overlaid with the writes to its range that the
+// snapshot does not hold, and the rows read ahead from both.
 type cursor struct {
-	it   *pebble.Iterator
-	buf  []byte  // keys and values of the rows read ahead
-	ends []int32 // per row read ahead, where its key ends and its value ends in buf
-	next int     // the current row is ends[2*next], ends[2*next+1]
-	pk   []byte  // the current row's pk (key after the prefix); nil once exhausted
-	want int     // rows the next fill reads ahead
+	it    *pebble.Iterator
+	ov    *storage.Writes // sorted, one per key; nil: none
+	ovAt  int             // the next overlay write is ov's ovAt-th, while ovAt < ovEnd
+	ovEnd int
+	buf   []byte  // keys and values of the rows read ahead
+	ends  []int32 // per row read ahead, where its key ends and its value ends in buf
+	next  int     // the current row is ends[2*next], ends[2*next+1]
+	pk    []byte  // the current row's pk (key after the prefix); nil once exhausted
+	want  int     // rows the next fill reads ahead
+}
+
+// newCursor opens a cursor over [lo, hi) of snap overlaid with ov (nil: none) and
+// reads its first rows.
+func newCursor(snap *pebble.Snapshot, ov *storage.Writes, lo, hi []byte) (cursor, error) {
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return cursor{}, err
+	}
+	c := cursor{it: it}
+	if ov != nil {
+		c.ov, c.ovAt, c.ovEnd = ov, ov.Search(lo), ov.Search(hi)
+	}
+	c.it.First()
+	if err := c.fill(); err != nil {
+		c.it.Close()
+		return cursor{}, err
+	}
+	return c, nil
 }
 
 // fill reads up to want rows ahead, then doubles want up to prefetchRows; pk is nil
-// if there are none.
+// if there are none. An overlay write replaces the snapshot's row of its key, and an
+// overlay delete hides it.
 func (c *cursor) fill() error {
 	c.buf, c.ends, c.next, c.pk = c.buf[:0], c.ends[:0], 0, nil
 	want := max(c.want, firstPrefetch)
 	c.want = min(2*want, prefetchRows)
-	for valid := c.it.Valid(); valid && len(c.ends) < 2*want; valid = c.it.Next() {
+	for len(c.ends) < 2*want {
+		valid := c.it.Valid()
+		if c.ovAt < c.ovEnd {
+			key, value, del := c.ov.Write(c.ovAt)
+			order := -1 // the overlay's key comes first
+			if valid {
+				order = bytes.Compare(key, c.it.Key())
+			}
+			if order <= 0 {
+				c.ovAt++
+				if order == 0 {
+					c.it.Next()
+				}
+				if !del {
+					c.appendRow(key, value)
+				}
+				continue
+			}
+		}
+		if !valid {
+			break
+		}
 		v, err := c.it.ValueAndErr()
 		if err != nil {
 			return err
 		}
-		c.buf = append(c.buf, c.it.Key()...)
-		c.ends = append(c.ends, int32(len(c.buf)))
-		c.buf = append(c.buf, v...)
-		c.ends = append(c.ends, int32(len(c.buf)))
+		c.appendRow(c.it.Key(), v)
+		c.it.Next()
 	}
 	if err := c.it.Error(); err != nil {
 		return err
 	}
 	c.setPK()
 	return nil
+}
+
+func (c *cursor) appendRow(key, value []byte) {
+	c.buf = append(c.buf, key...)
+	c.ends = append(c.ends, int32(len(c.buf)))
+	c.buf = append(c.buf, value...)
+	c.ends = append(c.ends, int32(len(c.buf)))
 }
 
 // setPK points pk at the current row's pk, or nil when the rows read are used up.
@@ -96,29 +146,19 @@ func (c *cursor) step() error {
 	return c.fill()
 }
 
-// NewMergeIter opens a scan of table t over vnodes at snap, starting strictly after
-// the encoded primary key after (nil: from the start).
-func NewMergeIter(snap *pebble.Snapshot, t storage.TableID, vnodes []uint16, after []byte) (*MergeIter, error) {
+// NewMergeIter opens a scan of table t over vnodes at snap overlaid with ov (writes
+// to t the snapshot does not hold, sorted, one per key; nil: none), starting strictly
+// after the encoded primary key after (nil: from the start).
+func NewMergeIter(snap *pebble.Snapshot, ov *storage.Writes, t storage.TableID, vnodes []uint16, after []byte) (*MergeIter, error) {
 	m := &MergeIter{cursors: make([]cursor, 0, len(vnodes))}
 	for _, v := range vnodes {
-		lo, hi := storage.VnodeBounds(t, v)
-		if after != nil {
-			// key(after) + 0x00 is the smallest key above key(after): encodings of full
-			// keys are prefix-free.
-			lo = append(append(lo, after...), 0)
-		}
-		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		lo, hi := scanBounds(t, v, after)
+		c, err := newCursor(snap, ov, lo, hi)
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		m.cursors = append(m.cursors, cursor{it: it})
-		c := &m.cursors[len(m.cursors)-1]
-		c.it.First()
-		if err := c.fill(); err != nil {
-			m.Close()
-			return nil, err
-		}
+		m.cursors = append(m.cursors, c)
 	}
 	// Build by replaying every leaf into a tree of -1 entries, which win every match
 	// until the real leaves have pushed them all out.
@@ -130,6 +170,18 @@ func NewMergeIter(snap *pebble.Snapshot, t storage.TableID, vnodes []uint16, aft
 		m.replay(i)
 	}
 	return m, nil
+}
+
+// scanBounds are the keys of vnode v of table t after the encoded primary key after
+// (nil: all of them).
+func scanBounds(t storage.TableID, v uint16, after []byte) (lo, hi []byte) {
+	lo, hi = storage.VnodeBounds(t, v)
+	if after != nil {
+		// key(after) + 0x00 is the smallest key above key(after): encodings of full
+		// keys are prefix-free.
+		lo = append(append(lo, after...), 0)
+	}
+	return lo, hi
 }
 
 // beats reports whether leaf a wins over leaf b: -1 beats all, exhausted leaves lose

@@ -22,31 +22,23 @@ type VnodeIter struct {
 	err       error
 }
 
-// NewVnodeIter opens a scan of table t at snap over vnodes[i] for every i not done,
-// each starting strictly after the encoded primary key after[i] (nil: from the start).
-func NewVnodeIter(snap *pebble.Snapshot, t storage.TableID, vnodes []uint16, after [][]byte, done []bool) (*VnodeIter, error) {
+// NewVnodeIter opens a scan of table t at snap overlaid with ov (as NewMergeIter's)
+// over vnodes[i] for every i not done, each starting strictly after the encoded
+// primary key after[i] (nil: from the start).
+func NewVnodeIter(snap *pebble.Snapshot, ov *storage.Writes, t storage.TableID, vnodes []uint16, after [][]byte, done []bool) (*VnodeIter, error) {
 	m := &VnodeIter{}
 	for i, v := range vnodes {
 		if done[i] {
 			continue
 		}
-		lo, hi := storage.VnodeBounds(t, v)
-		if after[i] != nil {
-			lo = append(append(lo, after[i]...), 0)
-		}
-		it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+		lo, hi := scanBounds(t, v, after[i])
+		c, err := newCursor(snap, ov, lo, hi)
 		if err != nil {
 			m.Close()
 			return nil, err
 		}
-		m.cursors = append(m.cursors, cursor{it: it})
+		m.cursors = append(m.cursors, c)
 		m.index = append(m.index, i)
-		c := &m.cursors[len(m.cursors)-1]
-		c.it.First()
-		if err := c.fill(); err != nil {
-			m.Close()
-			return nil, err
-		}
 		if c.pk != nil {
 			m.live = append(m.live, len(m.cursors)-1)
 		} else {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
@@ -68,8 +69,8 @@ func Campaign(ctx context.Context, cfg CampaignConfig) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			fmt.Fprintf(cfg.Stdout, "scan=%s persist=%s points=%d consistent=%d inconsistent=%d crashes=%d (%s)\n",
-				scan, contract.OnOff(persist), cfg.Points, cfg.Points-len(res.failed), len(res.failed), res.crashes, time.Since(start).Round(time.Millisecond))
+			fmt.Fprintf(cfg.Stdout, "scan=%s persist=%s points=%d consistent=%d inconsistent=%d crashes=%d (%s); crashed: %s\n",
+				scan, contract.OnOff(persist), cfg.Points, cfg.Points-len(res.failed), len(res.failed), res.crashes, time.Since(start).Round(time.Millisecond), res.crashedBy())
 			for _, f := range res.failed {
 				repro := fmt.Sprintf("benchrun crashtest --points 1 --seed %d --rows %d --scan %s --persist %s", f.seed, cfg.Rows, scan, contract.OnOff(persist))
 				cfg.Logger.Error("inconsistent recovery", "seed", f.seed, "err", f.err, "reproduce", repro)
@@ -91,13 +92,30 @@ type crashFailure struct {
 type crashResults struct {
 	failed  []crashFailure
 	crashes int // power losses over all scenarios (some end before their point)
+	// Scenarios that crashed, by read mode, by checkpoint frequency, and on an
+	// object store: which of the dimensions Random draws the crashes covered.
+	byRead      map[backfill.Read]int
+	byCkpt      map[int]int
+	objectStore int
+}
+
+// crashedBy says how the scenarios that crashed spread over the drawn dimensions.
+func (r crashResults) crashedBy() string {
+	var reads, ckpts []string
+	for _, rd := range []backfill.Read{backfill.Uncommitted, backfill.Checkpoint} {
+		reads = append(reads, fmt.Sprintf("%d %s", r.byRead[rd], rd))
+	}
+	for _, n := range slices.Sorted(maps.Keys(r.byCkpt)) {
+		ckpts = append(ckpts, fmt.Sprintf("%d at ckpt=%d", r.byCkpt[n], n))
+	}
+	return fmt.Sprintf("%s; %s; %d on an object store", strings.Join(reads, ", "), strings.Join(ckpts, ", "), r.objectStore)
 }
 
 // crashCombination runs the scenarios of one scan and persist mode, Parallel at once.
 func crashCombination(ctx context.Context, cfg CampaignConfig, scan backfill.Scan, persist bool) crashResults {
 	var (
 		mu  sync.Mutex
-		out crashResults
+		out = crashResults{byRead: map[backfill.Read]int{}, byCkpt: map[int]int{}}
 		wg  sync.WaitGroup
 	)
 	seeds := make(chan uint64)
@@ -106,13 +124,19 @@ func crashCombination(ctx context.Context, cfg CampaignConfig, scan backfill.Sca
 		go func() {
 			defer wg.Done()
 			for seed := range seeds {
-				rep, err := cfg.scenario(ctx, Random(seed, cfg.Rows, scan, persist))
+				sc := Random(seed, cfg.Rows, scan, persist)
+				rep, err := cfg.scenario(ctx, sc)
 				if ctx.Err() != nil {
 					continue
 				}
 				mu.Lock()
-				if rep != nil {
+				if rep != nil && len(rep.Crashes) > 0 {
 					out.crashes += len(rep.Crashes)
+					out.byRead[sc.Job.Read]++
+					out.byCkpt[sc.Job.CheckpointFrequency]++
+					if sc.Job.Throttle.ObjectStore() {
+						out.objectStore++
+					}
 				}
 				if err != nil {
 					out.failed = append(out.failed, crashFailure{seed, err})

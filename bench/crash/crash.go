@@ -13,6 +13,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 )
 
@@ -226,7 +227,8 @@ func SmallJob(rows int64, scan backfill.Scan, persist bool, seed uint64) pipelin
 
 // Random draws a crash scenario from seed for a small job of rows rows: actors,
 // checkpoint frequency, one or two power losses (kind, instant, how much unsynced
-// data survives) and, for the per-vnode scan, sometimes a rescale on recovery.
+// data survives), for the per-vnode scan sometimes a rescale on recovery, the read
+// mode, and sometimes an object store (no WAL: checkpoints flush) for the disk.
 // The same seed gives the same scenario.
 func Random(seed uint64, rows int64, scan backfill.Scan, persist bool) Config {
 	r := rand.New(rand.NewPCG(seed, 0x72616e646f6d))
@@ -249,6 +251,10 @@ func Random(seed uint64, rows int64, scan backfill.Scan, persist bool) Config {
 			p.UnsyncedPercent = 1 + r.IntN(100)
 		}
 		cfg.Points = append(cfg.Points, p)
+	}
+	cfg.Job.Read = backfill.Read(r.IntN(len(backfill.Reads)))
+	if r.IntN(3) == 0 {
+		cfg.Job.Throttle = meterfs.NewThrottle(meterfs.ThrottleConfig{Upload: &meterfs.Upload{}})
 	}
 	return cfg
 }

@@ -194,11 +194,13 @@ func TestMergedRescale(t *testing.T) {
 }
 
 // TestRandomCrashes loses power at 64 random points (kind, instant, unsynced data
-// kept, checkpoint frequency, actors, rescale, sometimes twice), 16 per scan and
-// persist mode. More: benchrun crashtest.
+// kept, checkpoint frequency, actors, rescale, read mode, sometimes twice), 16 per
+// scan and persist mode. More: benchrun crashtest.
 func TestRandomCrashes(t *testing.T) {
 	const points = 64
 	var crashes, ckpt10 atomic.Int64
+	var byRead [2]atomic.Int64 // scenarios that crashed, per read mode
+	var objectStore atomic.Int64
 	t.Run("scenarios", func(t *testing.T) {
 		for i := range points {
 			c := combos[i%len(combos)]
@@ -215,6 +217,12 @@ func TestRandomCrashes(t *testing.T) {
 				if cfg.Job.CheckpointFrequency == 10 && len(rep.Crashes) > 0 {
 					ckpt10.Add(1)
 				}
+				if len(rep.Crashes) > 0 {
+					byRead[cfg.Job.Read].Add(1)
+					if cfg.Job.Throttle.ObjectStore() {
+						objectStore.Add(1)
+					}
+				}
 			})
 		}
 	})
@@ -226,11 +234,19 @@ func TestRandomCrashes(t *testing.T) {
 	if ckpt10.Load() == 0 {
 		t.Error("no scenario crashed with a checkpoint every 10 barriers")
 	}
+	if objectStore.Load() == 0 {
+		t.Error("no scenario crashed on an object store")
+	}
+	for r := range byRead {
+		if byRead[r].Load() == 0 {
+			t.Errorf("no scenario crashed with read=%v", backfill.Read(r))
+		}
+	}
 }
 
 func TestRandomIsDeterministic(t *testing.T) {
 	a, b := Random(5, 1000, backfill.PerVnode, true), Random(5, 1000, backfill.PerVnode, true)
-	if fmt.Sprint(a.Points, a.Job.Par, a.Job.CheckpointFrequency, a.RecoverPar) != fmt.Sprint(b.Points, b.Job.Par, b.Job.CheckpointFrequency, b.RecoverPar) {
+	if fmt.Sprint(a.Points, a.Job.Par, a.Job.CheckpointFrequency, a.RecoverPar, a.Job.Read) != fmt.Sprint(b.Points, b.Job.Par, b.Job.CheckpointFrequency, b.RecoverPar, b.Job.Read) {
 		t.Errorf("Random(5) differs between calls: %v vs %v", a.Points, b.Points)
 	}
 }

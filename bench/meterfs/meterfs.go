@@ -1,5 +1,6 @@
 // Package meterfs wraps a Pebble vfs.FS to count bytes written and syncs per write
-// category, optionally throttling writes and syncs to simulate a slower disk.
+// category, optionally throttling writes and syncs to simulate a slower disk, or
+// uploading sstables to simulate an object store.
 package meterfs
 
 import (
@@ -54,6 +55,9 @@ func categoryOf(c vfs.DiskWriteCategory) Category {
 type Stats struct {
 	Bytes [numCategories]int64 // bytes written, per category
 	Syncs [numCategories]int64 // Sync/SyncData/full SyncTo calls, per category
+	// Object store: sstables uploaded (flushed or compacted), as PUT requests (one
+	// per part) and bytes.
+	Uploads, UploadBytes int64
 }
 
 // TotalBytes is the sum of bytes written over all categories.
@@ -71,6 +75,8 @@ func (s Stats) Sub(o Stats) Stats {
 		s.Bytes[i] -= o.Bytes[i]
 		s.Syncs[i] -= o.Syncs[i]
 	}
+	s.Uploads -= o.Uploads
+	s.UploadBytes -= o.UploadBytes
 	return s
 }
 
@@ -80,6 +86,8 @@ type FS struct {
 	bytes    [numCategories]atomic.Int64
 	syncs    [numCategories]atomic.Int64
 	throttle *Throttle
+
+	uploads, uploadBytes atomic.Int64
 }
 
 // Wrap returns fs counting writes, throttled by t when t is not nil.
@@ -92,6 +100,7 @@ func (fs *FS) Stats() Stats {
 		s.Bytes[i] = fs.bytes[i].Load()
 		s.Syncs[i] = fs.syncs[i].Load()
 	}
+	s.Uploads, s.UploadBytes = fs.uploads.Load(), fs.uploadBytes.Load()
 	return s
 }
 
@@ -99,7 +108,9 @@ func (fs *FS) wrap(f vfs.File, err error, c vfs.DiskWriteCategory) (vfs.File, er
 	if err != nil {
 		return nil, err
 	}
-	return &file{File: f, fs: fs, cat: categoryOf(c)}, nil
+	cat := categoryOf(c)
+	upload := fs.throttle != nil && fs.throttle.upload != nil && (cat == Flush || cat == Compaction)
+	return &file{File: f, fs: fs, cat: cat, upload: upload}, nil
 }
 
 // Open implements vfs.FS: reads of every file go through the throttle.
@@ -134,11 +145,14 @@ type file struct {
 	fs            *FS
 	cat           Category
 	reads, writes ioRun
+	upload        bool         // an sstable, uploaded when closed
+	written       atomic.Int64 // bytes written to this file
 }
 
 // wrote accounts n bytes written at off (-1: where the last write ended).
 func (f *file) wrote(off int64, n int) {
 	f.fs.bytes[f.cat].Add(int64(n))
+	f.written.Add(int64(n))
 	if t := f.fs.throttle; t != nil {
 		t.transfer(t.write, n, f.writes.ops(off, n))
 	}
@@ -183,6 +197,18 @@ func (f *file) WriteAt(p []byte, off int64) (int, error) {
 	return n, err
 }
 
+// Close closes the file and, for an object store's sstable, uploads it: Pebble
+// closes an sstable once it is written and synced, before the flush or compaction
+// that made it is done, as the engine's uploader finishes before its checkpoint.
+func (f *file) Close() error {
+	err := f.File.Close()
+	if n := f.written.Load(); f.upload && n > 0 && err == nil {
+		f.fs.uploads.Add(int64(f.fs.throttle.Upload(n)))
+		f.fs.uploadBytes.Add(n)
+	}
+	return err
+}
+
 func (f *file) Sync() error {
 	err := f.File.Sync()
 	f.synced()
@@ -215,15 +241,17 @@ func (realClock) Now() time.Time        { return time.Now() }
 func (realClock) Sleep(d time.Duration) { time.Sleep(d) }
 
 // Throttle limits read and write bandwidth and I/O operations with token buckets
-// and adds a latency to every sync, like a network-attached volume.
+// and adds a latency to every sync, like a network-attached volume; or uploads
+// sstables, like an object store.
 type Throttle struct {
 	write, read, ops *bucket // nil: unlimited
-	sync             SyncLatency
-	syncSigma        float64 // of the log-normal sync latency; 0: every sync takes the median
+	sync             *sampler
+	upload           *Upload // nil: no object store
+	put              *sampler
+	uploadBW         *bucket
 	clock            Clock
 
 	syncMu    sync.Mutex
-	syncRNG   *rand.Rand
 	overslept time.Duration // sleep beyond the drawn latencies not yet made up for
 }
 
@@ -233,23 +261,71 @@ type ThrottleConfig struct {
 	ReadBandwidth  int64         // bytes/s, a bucket of its own
 	IOPS           int64         // read and write operations/s; a file's contiguous transfers merge into operations of up to IOSize
 	Burst          time.Duration // how much of each rate a bucket holds (0: 100ms)
-	Sync           SyncLatency
-	Clock          Clock // nil: real time
+	Sync           Latency
+	Upload         *Upload // nil: not an object store
+	Clock          Clock   // nil: real time
 }
+
+// Upload is an object store's: sealed sstables are uploaded, each as one PUT request
+// per PartSize (parts in parallel, as a multipart upload sends them), taking the
+// slowest part's request latency plus the bytes at the bandwidth, which concurrent
+// uploads share. There is no WAL: data is durable once uploaded.
+type Upload struct {
+	Latency   Latency // of one PUT request
+	Bandwidth int64   // bytes/s; 0: unlimited
+}
+
+// PartSize is the size of a multipart upload's parts; smaller files go in one
+// request.
+const PartSize = 16 << 20
 
 // IOSize is the largest transfer counted as one operation, as cloud volumes count
 // IOPS (gp3 counts I/O of up to 256 KiB as one).
 const IOSize = 256 << 10
 
-// SyncLatency is the time a sync takes: log-normal with the given median and 99th
-// percentile, the shape of a network volume's tail; constant when P99 ≤ Median.
-type SyncLatency struct {
+// Latency is the time a sync or a request takes: log-normal with the given median
+// and 99th percentile, the shape of a network volume's or an object store's tail;
+// constant when P99 ≤ Median.
+type Latency struct {
 	Median, P99 time.Duration
 	Seed        uint64 // draws the latencies: the same seed, the same sequence
 }
 
 // z99 is the standard normal's 99th percentile.
 const z99 = 2.3263478740408408
+
+// sampler draws latencies from one distribution; nil draws none.
+type sampler struct {
+	median time.Duration
+	sigma  float64 // of the log-normal; 0: every draw is the median
+	mu     sync.Mutex
+	rng    *rand.Rand
+}
+
+// newSampler returns a sampler of l, its draws a stream of their own; nil when the
+// median is 0.
+func newSampler(l Latency, stream uint64) *sampler {
+	if l.Median <= 0 {
+		return nil
+	}
+	s := &sampler{median: l.Median, rng: rand.New(rand.NewPCG(l.Seed, stream))}
+	if l.P99 > l.Median {
+		s.sigma = math.Log(float64(l.P99)/float64(l.Median)) / z99
+	}
+	return s
+}
+
+func (s *sampler) draw() time.Duration {
+	if s == nil {
+		return 0
+	}
+	if s.sigma == 0 {
+		return s.median
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Duration(float64(s.median) * math.Exp(s.sigma*s.rng.NormFloat64()))
+}
 
 // NewThrottle returns a throttle of cfg.
 func NewThrottle(cfg ThrottleConfig) *Throttle {
@@ -263,13 +339,29 @@ func NewThrottle(cfg ThrottleConfig) *Throttle {
 	}
 	t := &Throttle{
 		write: newBucket(cfg.WriteBandwidth, burst, clock), read: newBucket(cfg.ReadBandwidth, burst, clock),
-		ops: newBucket(cfg.IOPS, burst, clock), sync: cfg.Sync, clock: clock,
-		syncRNG: rand.New(rand.NewPCG(cfg.Sync.Seed, 0x73796e63)),
+		ops: newBucket(cfg.IOPS, burst, clock), sync: newSampler(cfg.Sync, 0x73796e63), clock: clock,
 	}
-	if cfg.Sync.Median > 0 && cfg.Sync.P99 > cfg.Sync.Median {
-		t.syncSigma = math.Log(float64(cfg.Sync.P99)/float64(cfg.Sync.Median)) / z99
+	if u := cfg.Upload; u != nil {
+		t.upload, t.put, t.uploadBW = u, newSampler(u.Latency, 0x707574), newBucket(u.Bandwidth, burst, clock)
 	}
 	return t
+}
+
+// ObjectStore reports whether t uploads sstables (nil: no).
+func (t *Throttle) ObjectStore() bool { return t != nil && t.upload != nil }
+
+// Upload uploads a file of n bytes to the object store and returns the requests it
+// took.
+func (t *Throttle) Upload(n int64) int {
+	requests := int((n + PartSize - 1) / PartSize)
+	var latency time.Duration
+	for range requests {
+		latency = max(latency, t.put.draw())
+	}
+	if d := latency + t.uploadBW.reserve(float64(n)); d > 0 {
+		t.clock.Sleep(d)
+	}
+	return requests
 }
 
 // bucket is a token bucket of perSec tokens a second holding burst's worth.
@@ -370,14 +462,11 @@ func (r *ioRun) ops(off int64, n int) int {
 // timer's slack; the overshoot is taken off the next sync's sleep, so that the
 // latencies slept match the ones drawn.
 func (t *Throttle) Sync() {
-	if t.sync.Median <= 0 {
+	if t.sync == nil {
 		return
 	}
+	latency := t.sync.draw()
 	t.syncMu.Lock()
-	latency := t.sync.Median
-	if t.syncSigma > 0 {
-		latency = time.Duration(float64(latency) * math.Exp(t.syncSigma*t.syncRNG.NormFloat64()))
-	}
 	d := max(latency-t.overslept, 0)
 	t.syncMu.Unlock()
 	start := t.clock.Now()

@@ -145,7 +145,7 @@ func TestReadsGoThroughTheThrottle(t *testing.T) {
 
 func TestThrottleSyncLatency(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0)}
-	th := NewThrottle(ThrottleConfig{Sync: SyncLatency{Median: 2 * time.Millisecond}, Clock: c})
+	th := NewThrottle(ThrottleConfig{Sync: Latency{Median: 2 * time.Millisecond}, Clock: c})
 	th.Sync()
 	th.Sync()
 	if c.slept != 4*time.Millisecond {
@@ -157,7 +157,7 @@ func TestThrottleSyncLatency(t *testing.T) {
 // have those percentiles, the same seed draws the same sequence, and without a
 // p99 above the median every sync takes the median.
 func TestThrottleSyncLatencyTail(t *testing.T) {
-	draw := func(sync SyncLatency) []time.Duration {
+	draw := func(sync Latency) []time.Duration {
 		c := &fakeClock{now: time.Unix(0, 0)}
 		th := NewThrottle(ThrottleConfig{Sync: sync, Clock: c})
 		out := make([]time.Duration, 20000)
@@ -173,7 +173,7 @@ func TestThrottleSyncLatencyTail(t *testing.T) {
 		slices.Sort(s)
 		return s[int(q*float64(len(s)-1))]
 	}
-	tail := SyncLatency{Median: time.Millisecond, P99: 6 * time.Millisecond, Seed: 1}
+	tail := Latency{Median: time.Millisecond, P99: 6 * time.Millisecond, Seed: 1}
 	got := draw(tail)
 	for _, c := range []struct {
 		q      float64
@@ -191,7 +191,7 @@ func TestThrottleSyncLatencyTail(t *testing.T) {
 	if slices.Equal(got, draw(other)) {
 		t.Error("another seed drew the same latencies")
 	}
-	for _, d := range draw(SyncLatency{Median: time.Millisecond, P99: time.Millisecond, Seed: 1}) {
+	for _, d := range draw(Latency{Median: time.Millisecond, P99: time.Millisecond, Seed: 1}) {
 		if d != time.Millisecond {
 			t.Fatalf("a sync with p99 = median took %v, want 1ms", d)
 		}
@@ -200,7 +200,7 @@ func TestThrottleSyncLatencyTail(t *testing.T) {
 
 func TestThrottleSyncMakesUpForOversleep(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0), overshoot: 300 * time.Microsecond}
-	th := NewThrottle(ThrottleConfig{Sync: SyncLatency{Median: time.Millisecond}, Clock: c})
+	th := NewThrottle(ThrottleConfig{Sync: Latency{Median: time.Millisecond}, Clock: c})
 	for range 100 {
 		th.Sync()
 	}
@@ -262,7 +262,7 @@ func BenchmarkThrottledWrite(b *testing.B) {
 		total   = 16 << 20
 		syncs   = 20
 	)
-	fs := Wrap(vfs.NewMem(), NewThrottle(ThrottleConfig{WriteBandwidth: rate, Sync: SyncLatency{Median: latency}}))
+	fs := Wrap(vfs.NewMem(), NewThrottle(ThrottleConfig{WriteBandwidth: rate, Sync: Latency{Median: latency}}))
 	buf := make([]byte, chunk)
 	var writeTime, syncTime time.Duration
 	for i := 0; i < b.N; i++ {
@@ -295,4 +295,56 @@ func BenchmarkThrottledWrite(b *testing.B) {
 	achieved := float64(total) * float64(b.N) / writeTime.Seconds()
 	b.ReportMetric(achieved/rate, "bandwidth/configured")
 	b.ReportMetric(float64(syncTime)/float64(b.N*syncs)/float64(latency), "sync/configured")
+}
+
+// TestUpload: an object store's sstable (flush or compaction) is uploaded when it is
+// closed: one request per started PartSize, the slowest part's latency plus the
+// bytes at the bandwidth; other files and other filesystems upload nothing.
+func TestUpload(t *testing.T) {
+	const mib = 1 << 20
+	tests := []struct {
+		name         string
+		upload       *Upload
+		cat          vfs.DiskWriteCategory
+		size         int
+		wantRequests int64
+		wantSlept    time.Duration
+	}{
+		{"small flushed table", &Upload{Latency: Latency{Median: 60 * time.Millisecond}}, "pebble-memtable-flush", 4096, 1, 60 * time.Millisecond},
+		{"compacted table in parts", &Upload{Latency: Latency{Median: 60 * time.Millisecond}}, "pebble-compaction", 2*PartSize + 1, 3, 60 * time.Millisecond},
+		// 100 ms of the 100 MiB/s bucket is free (the burst): 30 MiB take 0.2 s more.
+		{"bandwidth", &Upload{Latency: Latency{Median: 60 * time.Millisecond}, Bandwidth: 100 * mib}, "pebble-compaction", 30 * mib, 2, 260 * time.Millisecond},
+		{"WAL", &Upload{Latency: Latency{Median: 60 * time.Millisecond}}, "pebble-wal", 4096, 0, 0},
+		{"not an object store", nil, "pebble-memtable-flush", 4096, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &fakeClock{now: time.Unix(0, 0)}
+			fs := Wrap(vfs.NewMem(), NewThrottle(ThrottleConfig{Upload: tt.upload, Clock: c}))
+			f, err := fs.Create("000001.sst", tt.cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.Write(make([]byte, tt.size)); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if st := fs.Stats(); st.Uploads != 0 {
+				t.Fatalf("uploaded %d requests before the file was closed", st.Uploads)
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			st := fs.Stats()
+			wantBytes := int64(tt.size)
+			if tt.wantRequests == 0 {
+				wantBytes = 0
+			}
+			if st.Uploads != tt.wantRequests || st.UploadBytes != wantBytes || c.slept != tt.wantSlept {
+				t.Errorf("uploaded %d requests, %d bytes in %v; want %d, %d in %v", st.Uploads, st.UploadBytes, c.slept, tt.wantRequests, wantBytes, tt.wantSlept)
+			}
+		})
+	}
 }

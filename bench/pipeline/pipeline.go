@@ -45,6 +45,7 @@ type Config struct {
 	CheckpointFrequency int // every n-th barrier syncs
 	ChunkSize           int
 	Scan                backfill.Scan
+	Read                backfill.Read // what a scan reopened after a barrier reads
 	Persist             bool
 	ChangesPerSecond    float64    // upstream changes/s of a time-driven job; 0: a snapshot-only job
 	ChangesPerEpoch     int64      // when > 0, the changes of every epoch (instead of ChangesPerSecond)
@@ -130,6 +131,8 @@ func (c *Config) fill() error {
 		return fmt.Errorf("change epochs %d: must be ≥ 0", c.ChangeEpochs)
 	case c.Scan < 0 || int(c.Scan) >= len(backfill.Scans):
 		return fmt.Errorf("scan %d: unknown", c.Scan)
+	case c.Read < 0 || int(c.Read) >= len(backfill.Reads):
+		return fmt.Errorf("read mode %d: unknown", c.Read)
 	case c.ChangesPerSecond < 0:
 		return fmt.Errorf("changes per second %v: must be ≥ 0", c.ChangesPerSecond)
 	case c.ChangesPerEpoch < 0 || c.BarrierRows < 0:
@@ -186,6 +189,10 @@ type EpochTrace struct {
 	// the collector's building of the epoch batch and its commit.
 	Phases        backfill.Phases
 	Build, Commit time.Duration
+	// The epoch's scans: the most epochs an actor's read snapshot was behind the
+	// epoch it read, and the writes to A the actors buffered for checkpoint reads.
+	ReadLag  uint64
+	Buffered int64
 }
 
 // Committed is when the epoch's commit was done.
@@ -324,7 +331,7 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 // an error, a cancel) and readies it to run from committed_epoch + 1: the source
 // replays its change stream up to the committed epoch, and the actors resume from
 // their persisted state (persist=on) or start over on a cleared MV (persist=off).
-// cfg must be the stopped job's, except Par, Scan and the hooks; a new Par
+// cfg must be the stopped job's, except Par, Scan, Read and the hooks; a new Par
 // reassigns vnodes (the merged scan refuses it when an actor's vnodes disagree).
 func Recover(ctx context.Context, cfg Config) (*Job, error) {
 	start := time.Now()
@@ -349,7 +356,7 @@ func Recover(ctx context.Context, cfg Config) (*Job, error) {
 }
 
 func (j *Job) recover(ctx context.Context) error {
-	committed, _ := j.store.Committed()
+	committed := j.store.Committed()
 	if committed < loadEpoch {
 		return fmt.Errorf("pipeline: recover: the DB in %s has committed epoch %d, before table A was loaded: prepare the job anew", j.cfg.Dir, committed)
 	}
@@ -557,7 +564,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	cpuStart := cpuTime()
 	start := time.Now()
 
-	first, _ := j.store.Committed()
+	first := j.store.Committed()
 	first++
 	inputs := make([]chan stream.Message, cfg.Par)
 	outs := make([]chan<- stream.Message, cfg.Par)
@@ -622,7 +629,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		}
 		ex, err := backfill.NewExecutor(backfill.Config{
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
-			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
+			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
 		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
@@ -635,7 +642,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	go func() {
 		defer wg.Done()
 		inj := &stream.Injector{Interval: cfg.BarrierInterval, CheckpointFrequency: cfg.CheckpointFrequency}
-		fail(j.src.Run(ctx, j.store.DB, first, inj, gate, j.src.NewRouter(outs), finish, col.deliverSource))
+		fail(j.src.Run(ctx, j.store, first, inj, gate, j.src.NewRouter(outs), finish, col.deliverSource))
 	}()
 	j.stopped = make(chan struct{})
 	go func() { wg.Wait(); close(j.stopped) }()
@@ -776,7 +783,7 @@ func (c *collector) run(ctx context.Context) error {
 			}
 		}
 	}()
-	next, _ := c.store.Committed()
+	next := c.store.Committed()
 	next++
 	for {
 		var part any
@@ -869,6 +876,8 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		tr.StateBytes += a.StateBytes
 		tr.StateTime += a.StateTime
 		tr.Phases = tr.Phases.Add(a.Phases)
+		tr.ReadLag = max(tr.ReadLag, a.ReadLag)
+		tr.Buffered += a.Buffered
 		c.netRows += a.NetRows
 		if a.Finished {
 			finished++

@@ -10,6 +10,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
@@ -29,10 +30,10 @@ func smallJob(rows int64, par, vnodes int, persist bool, seed uint64) Config {
 	cfg.Seed = seed
 	// Reopening the merged scan costs an iterator per owned vnode at every barrier;
 	// the interval leaves room for that, or each epoch would read just one row.
-	cfg.BarrierInterval = 10*time.Millisecond + time.Duration(vnodes/par)*100*time.Microsecond
-	cfg.ChangesPerSecond = 5_000
+	cfg.BarrierInterval = raceSlowdown * (10*time.Millisecond + time.Duration(vnodes/par)*100*time.Microsecond)
+	cfg.ChangesPerSecond = 5_000 / raceSlowdown
 	cfg.ChunkSize = 64
-	cfg.SnapshotRateLimit = 30_000 / float64(par) // ~100 ms of scan for 3000 rows
+	cfg.SnapshotRateLimit = 30_000 / float64(par) / raceSlowdown // ~100 ms of scan for 3000 rows
 	cfg.ChangeEpochs = 30
 	cfg.SettleWait = 100 * time.Millisecond
 	return cfg
@@ -75,9 +76,15 @@ func TestBackfillEqualsUpstream(t *testing.T) {
 				}
 				seed++
 				scan := backfill.Scan(k / 2)
-				name := fmt.Sprintf("par=%d/vnodes=%d/persist=%v/scan=%v", par, vnodes, persist, scan)
+				// Checkpoint reads with a checkpoint every third barrier: the scan
+				// merges several epochs' buffered changes.
+				read := backfill.Read(seed % 2)
+				name := fmt.Sprintf("par=%d/vnodes=%d/persist=%v/scan=%v/read=%v", par, vnodes, persist, scan, read)
 				cfg := smallJob(3000, par, vnodes, persist, seed)
-				cfg.Scan = scan
+				cfg.Scan, cfg.Read = scan, read
+				if read == backfill.Checkpoint {
+					cfg.CheckpointFrequency = 3
+				}
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
 					res, _ := runJob(t, cfg) // Run verifies B == A
@@ -99,15 +106,50 @@ func TestEveryWorkload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := smallJob(2000, 2, 64, i%2 == 0, uint64(200+i))
 			cfg.Scan = backfill.Scan(i / 2 % 2)
+			cfg.Read = backfill.Read(i / 4 % 2)
 			cfg.Workload = name
-			cfg.SnapshotRateLimit /= 2    // ~130 ms of scan: about ten epochs
-			cfg.ChangesPerSecond = 20_000 // enough for several tombstone bursts
+			cfg.SnapshotRateLimit /= 2                   // ~130 ms of scan: about ten epochs
+			cfg.ChangesPerSecond = 20_000 / raceSlowdown // enough for several tombstone bursts
 			res, _ := runJob(t, cfg)
 			if n := midScanEpochs(res); n < 3 {
 				for _, e := range res.Epochs[:min(len(res.Epochs), 12)] {
 					t.Logf("epoch %d: latency %v, %d snapshot rows, %d upstream rows", e.Epoch, e.Latency, e.SnapshotRows, e.UpstreamRows)
 				}
 				t.Errorf("only %d epochs mixed snapshot and upstream rows", n)
+			}
+		})
+	}
+}
+
+// TestReadsDoNotWaitForCommits: with commits slowed by 20 ms syncs and 5 ms barriers,
+// uncommitted reads open their scans on epochs not yet committed (the sealed epochs
+// overlaid), and checkpoint reads on the last checkpoint with the changes buffered
+// since; neither waits, and the MV equals A.
+func TestReadsDoNotWaitForCommits(t *testing.T) {
+	for _, read := range []backfill.Read{backfill.Uncommitted, backfill.Checkpoint} {
+		t.Run(read.String(), func(t *testing.T) {
+			t.Parallel()
+			cfg := smallJob(3000, 2, 16, true, 77)
+			cfg.Read = read
+			cfg.BarrierInterval = raceSlowdown * 5 * time.Millisecond
+			cfg.CheckpointFrequency = 4
+			cfg.Throttle = meterfs.NewThrottle(meterfs.ThrottleConfig{Sync: meterfs.Latency{Median: 20 * time.Millisecond}})
+			res, _ := runJob(t, cfg)
+			var lag uint64
+			var buffered int64
+			for _, e := range res.Regular() {
+				lag, buffered = max(lag, e.ReadLag), max(buffered, e.Buffered)
+			}
+			t.Logf("%d regular epochs; largest read lag %d epochs, most buffered writes %d", len(res.Regular()), lag, buffered)
+			switch read {
+			case backfill.Uncommitted:
+				if lag == 0 || buffered != 0 {
+					t.Errorf("largest read lag %d epochs, buffered writes %d; want a lag ≥ 1 (the scan read sealed epochs) and nothing buffered", lag, buffered)
+				}
+			case backfill.Checkpoint:
+				if lag < 2 || buffered == 0 {
+					t.Errorf("largest read lag %d epochs, buffered writes %d; want a lag ≥ 2 (checkpoints every 4 barriers) and buffered changes", lag, buffered)
+				}
 			}
 		})
 	}

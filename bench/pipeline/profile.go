@@ -39,10 +39,17 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	cfg.CacheSize, cfg.MemTableSize = p.BlockCache, uint64(p.MemTable)
 	cfg.Throttle = nil
 	if p.Simulated() {
-		cfg.Throttle = meterfs.NewThrottle(meterfs.ThrottleConfig{
+		tc := meterfs.ThrottleConfig{
 			WriteBandwidth: p.WriteBandwidth, ReadBandwidth: p.ReadBandwidth, IOPS: p.IOPS,
-			Sync: meterfs.SyncLatency{Median: p.SyncLatency, P99: p.SyncLatencyP99, Seed: cfg.Seed},
-		})
+			Sync: meterfs.Latency{Median: p.SyncLatency, P99: p.SyncLatencyP99, Seed: cfg.Seed},
+		}
+		if p.ObjectStore {
+			tc.Upload = &meterfs.Upload{
+				Latency:   meterfs.Latency{Median: p.PutLatency, P99: p.PutLatencyP99, Seed: cfg.Seed},
+				Bandwidth: p.UploadBandwidth,
+			}
+		}
+		cfg.Throttle = meterfs.NewThrottle(tc)
 	}
 	procs := runtime.GOMAXPROCS(0)
 	if p.CPUs > 0 {

@@ -40,30 +40,41 @@ type Profile struct {
 	IOPS           int64         // read and write operations/s, one per started 256 KiB; 0: unlimited
 	SyncLatency    time.Duration // the median time the throttle adds to a sync
 	SyncLatencyP99 time.Duration // its 99th percentile (log-normal tail); ≤ SyncLatency: constant
-	BlockCache     int64         // bytes
-	MemTable       int64         // bytes
-	CPUs           int           // GOMAXPROCS while a cell runs; 0: all
-	Nightly        bool          // part of the nightly matrix
-	Source         string        // where it was read from: "built-in" or a file path
+	// An object store instead of a disk: no WAL, a checkpoint flushes the memtable
+	// and its sstables (and compactions') upload, each PUT request taking
+	// PutLatency (median; p99 PutLatencyP99) and the bytes UploadBandwidth.
+	ObjectStore     bool
+	PutLatency      time.Duration
+	PutLatencyP99   time.Duration
+	UploadBandwidth int64  // bytes/s; 0: unlimited
+	BlockCache      int64  // bytes
+	MemTable        int64  // bytes
+	CPUs            int    // GOMAXPROCS while a cell runs; 0: all
+	Nightly         bool   // part of the nightly matrix
+	Source          string // where it was read from: "built-in" or a file path
 }
 
 // file is the on-disk form: sizes and durations as text a person writes.
 type file struct {
-	Name           string `json:"name"`
-	Version        int    `json:"version"`
-	Description    string `json:"description"`
-	FS             string `json:"fs"`
-	Dir            string `json:"dir,omitempty"`
-	AllowTmpfs     bool   `json:"allow_tmpfs,omitempty"`
-	WriteBandwidth string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
-	ReadBandwidth  string `json:"read_bandwidth,omitempty"`  // per second
-	IOPS           int64  `json:"iops,omitempty"`
-	SyncLatency    string `json:"sync_latency,omitempty"`     // median, e.g. "1ms"
-	SyncLatencyP99 string `json:"sync_latency_p99,omitempty"` // e.g. "6ms"; default: the median
-	BlockCache     string `json:"block_cache,omitempty"`      // default 64MiB
-	MemTable       string `json:"memtable,omitempty"`         // default 64MiB
-	CPUs           int    `json:"cpus,omitempty"`
-	Nightly        bool   `json:"nightly,omitempty"`
+	Name            string `json:"name"`
+	Version         int    `json:"version"`
+	Description     string `json:"description"`
+	FS              string `json:"fs"`
+	Dir             string `json:"dir,omitempty"`
+	AllowTmpfs      bool   `json:"allow_tmpfs,omitempty"`
+	WriteBandwidth  string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
+	ReadBandwidth   string `json:"read_bandwidth,omitempty"`  // per second
+	IOPS            int64  `json:"iops,omitempty"`
+	SyncLatency     string `json:"sync_latency,omitempty"`     // median, e.g. "1ms"
+	SyncLatencyP99  string `json:"sync_latency_p99,omitempty"` // e.g. "6ms"; default: the median
+	ObjectStore     bool   `json:"object_store,omitempty"`
+	PutLatency      string `json:"put_latency,omitempty"`      // median, e.g. "80ms"
+	PutLatencyP99   string `json:"put_latency_p99,omitempty"`  // default: the median
+	UploadBandwidth string `json:"upload_bandwidth,omitempty"` // per second
+	BlockCache      string `json:"block_cache,omitempty"`      // default 64MiB
+	MemTable        string `json:"memtable,omitempty"`         // default 64MiB
+	CPUs            int    `json:"cpus,omitempty"`
+	Nightly         bool   `json:"nightly,omitempty"`
 }
 
 //go:embed profiles/*.json
@@ -84,7 +95,7 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	}
 	p := Profile{
 		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
-		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source,
+		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source, ObjectStore: f.ObjectStore,
 	}
 	bad := func(field, value, why string) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %s: %s %q: %s", source, field, value, why)
@@ -104,6 +115,12 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("cpus", strconv.Itoa(f.CPUs), "must be ≥ 0 (0: all)")
 	case f.IOPS < 0:
 		return bad("iops", strconv.FormatInt(f.IOPS, 10), "must be ≥ 0 (0: unlimited)")
+	case f.ObjectStore && f.PutLatency == "":
+		return bad("put_latency", "", "an object store needs the latency of its PUT requests, like 80ms")
+	case !f.ObjectStore && (f.PutLatency != "" || f.PutLatencyP99 != "" || f.UploadBandwidth != ""):
+		return bad("object_store", "false", "put_latency, put_latency_p99 and upload_bandwidth describe an object store: set object_store: true")
+	case f.ObjectStore && (f.FS != FSMem || f.SyncLatency != "" || f.WriteBandwidth != "" || f.IOPS != 0):
+		return bad("object_store", "true", `an object store runs on fs "mem" and has no disk's write_bandwidth, iops or sync_latency`)
 	}
 	var err error
 	if p.WriteBandwidth, err = parseBytes(f.WriteBandwidth, 0); err != nil {
@@ -124,24 +141,36 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	if p.MemTable < 1<<20 {
 		return bad("memtable", f.MemTable, "must be ≥ 1MiB")
 	}
-	if f.SyncLatency != "" {
-		if p.SyncLatency, err = time.ParseDuration(f.SyncLatency); err != nil {
-			return bad("sync_latency", f.SyncLatency, "not a duration like 1ms")
-		}
-		if p.SyncLatency < 0 {
-			return bad("sync_latency", f.SyncLatency, "must be ≥ 0")
-		}
+	if p.UploadBandwidth, err = parseBytes(f.UploadBandwidth, 0); err != nil {
+		return bad("upload_bandwidth", f.UploadBandwidth, err.Error())
 	}
-	p.SyncLatencyP99 = p.SyncLatency
-	if f.SyncLatencyP99 != "" {
-		if p.SyncLatencyP99, err = time.ParseDuration(f.SyncLatencyP99); err != nil {
-			return bad("sync_latency_p99", f.SyncLatencyP99, "not a duration like 6ms")
-		}
-		if p.SyncLatency <= 0 || p.SyncLatencyP99 < p.SyncLatency {
-			return bad("sync_latency_p99", f.SyncLatencyP99, fmt.Sprintf("must be ≥ sync_latency (%q), which must be set", f.SyncLatency))
-		}
+	if p.SyncLatency, p.SyncLatencyP99, err = parseLatency("sync_latency", f.SyncLatency, f.SyncLatencyP99); err != nil {
+		return Profile{}, fmt.Errorf("profile %s: %w", source, err)
+	}
+	if p.PutLatency, p.PutLatencyP99, err = parseLatency("put_latency", f.PutLatency, f.PutLatencyP99); err != nil {
+		return Profile{}, fmt.Errorf("profile %s: %w", source, err)
 	}
 	return p, nil
+}
+
+// parseLatency reads the fields name (a median) and name_p99, which defaults to the
+// median and must not be below it.
+func parseLatency(name, median, p99 string) (m, q time.Duration, err error) {
+	if median != "" {
+		if m, err = time.ParseDuration(median); err != nil || m < 0 {
+			return 0, 0, fmt.Errorf("%s %q: not a duration ≥ 0 like 1ms", name, median)
+		}
+	}
+	if p99 == "" {
+		return m, m, nil
+	}
+	if q, err = time.ParseDuration(p99); err != nil {
+		return 0, 0, fmt.Errorf("%s_p99 %q: not a duration like 6ms", name, p99)
+	}
+	if m <= 0 || q < m {
+		return 0, 0, fmt.Errorf("%s_p99 %q: must be ≥ %s (%q), which must be set", name, p99, name, median)
+	}
+	return m, q, nil
 }
 
 // parseBytes reads "125MiB", "1GiB", "512KiB" or a plain byte count.
@@ -255,7 +284,7 @@ func (s *Set) Names() []string {
 // Simulated reports whether the throttle shapes the filesystem, so that results from
 // it are a model of a device rather than a measurement of one.
 func (p Profile) Simulated() bool {
-	return p.WriteBandwidth > 0 || p.ReadBandwidth > 0 || p.IOPS > 0 || p.SyncLatency > 0
+	return p.WriteBandwidth > 0 || p.ReadBandwidth > 0 || p.IOPS > 0 || p.SyncLatency > 0 || p.ObjectStore
 }
 
 // Disk describes the storage the profile measures, for result files.
@@ -266,6 +295,13 @@ func (p Profile) Disk() string {
 	}
 	if !p.Simulated() {
 		return base
+	}
+	if p.ObjectStore {
+		put := p.PutLatency.String()
+		if p.PutLatencyP99 > p.PutLatency {
+			put = fmt.Sprintf("%s (p99 %s)", p.PutLatency, p.PutLatencyP99)
+		}
+		return fmt.Sprintf("simulated object store, no WAL: %s per PUT, %s/s uploads, on %s", put, FormatBytes(p.UploadBandwidth), base)
 	}
 	limits := FormatBytes(p.WriteBandwidth) + "/s"
 	if p.ReadBandwidth > 0 {

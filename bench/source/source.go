@@ -395,12 +395,12 @@ type Epoch struct {
 // Work-driven: an epoch lasts until every actor read its rows (the gate), the
 // changes keep pace with the rows read, and the epoch in which every scan ended is
 // the final one.
-func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stream.Injector, gate *Gate, rt *Router, finish <-chan struct{}, deliver func(context.Context, Epoch) error) error {
+func (s *Source) Run(ctx context.Context, store *storage.Store, first uint64, inj *stream.Injector, gate *Gate, rt *Router, finish <-chan struct{}, deliver func(context.Context, Epoch) error) error {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	const slices = 20 // pacing steps per epoch
 	inj.Start(time.Now())
-	var w storage.Writes
+	w := &storage.Writes{}
 	for epoch := first; ; epoch++ {
 		emitted := 0
 		changes := s.Generate(epoch, s.cfg.ChangesPerEpoch)
@@ -408,7 +408,7 @@ func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stre
 			if target <= emitted {
 				return nil
 			}
-			err := rt.Apply(ctx, &w, changes[emitted:target])
+			err := rt.Apply(ctx, w, changes[emitted:target])
 			emitted = target
 			return err
 		}
@@ -458,16 +458,22 @@ func (s *Source) Run(ctx context.Context, db *pebble.DB, first uint64, inj *stre
 			gate.next()
 		}
 		bar := inj.Inject(epoch, time.Now(), final)
+		// In key order, with one write per key, like the actors' parts. Sealed before
+		// the barrier reaches an actor, whose next scan reads the epoch.
+		w.Sort()
+		store.Seal(epoch, w)
 		if err := rt.Barrier(ctx, bar); err != nil {
 			return err
 		}
-		// In key order, with one write per key, like the actors' parts.
-		b := db.NewBatchWithSize(w.BatchSize())
-		bytes, err := w.AppendTo(b)
+		b := store.DB.NewBatchWithSize(w.BatchSize())
+		bytes, err := w.PutAll(b)
 		if err != nil {
 			b.Close()
 			return err
 		}
+		// Scans read the sealed writes until the epoch commits: the next epoch's
+		// are new ones.
+		w = &storage.Writes{}
 		if err := deliver(ctx, Epoch{Barrier: bar, Batch: b, Bytes: bytes, Changes: len(changes)}); err != nil {
 			return err
 		}

@@ -2,7 +2,10 @@ package storage
 
 import (
 	"bytes"
+	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -83,20 +86,14 @@ func TestCommitEpochAndReopen(t *testing.T) {
 		return s
 	}
 	s := open()
-	if e, _ := s.Committed(); e != 0 {
+	if e := s.Committed(); e != 0 {
 		t.Fatalf("new DB at epoch %d", e)
 	}
 	held := s.Latest() // a scan at epoch 0 keeps its snapshot across commits
-	_, notify := s.Committed()
 	b := s.DB.NewBatch()
 	b.Set([]byte("k"), []byte("v1"), nil)
 	if err := s.CommitEpoch(b, 5, true); err != nil {
 		t.Fatal(err)
-	}
-	select {
-	case <-notify:
-	default:
-		t.Error("commit did not notify")
 	}
 	if _, closer, err := held.Snap.Get([]byte("k")); err != pebble.ErrNotFound {
 		t.Errorf("epoch-0 snapshot sees the epoch-5 write (err %v)", err)
@@ -115,9 +112,78 @@ func TestCommitEpochAndReopen(t *testing.T) {
 	}
 	s = open()
 	defer s.Close()
-	if e, _ := s.Committed(); e != 5 {
+	if e := s.Committed(); e != 5 {
 		t.Errorf("reopened at epoch %d, want 5", e)
 	}
+}
+
+// TestReadViews checks what uncommitted and checkpoint reads see as epochs are sealed
+// and committed, some synced (checkpoints) and some not.
+func TestReadViews(t *testing.T) {
+	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	sealed := map[uint64]*Writes{}
+	seal := func(epoch uint64) {
+		w := &Writes{}
+		w.Set([]byte(fmt.Sprint("k", epoch)), []byte("v"))
+		w.Sort()
+		sealed[epoch] = w
+		s.Seal(epoch, w)
+	}
+	commit := func(epoch uint64, sync bool) {
+		b := s.DB.NewBatch()
+		if _, err := sealed[epoch].PutAll(b); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.CommitEpoch(b, epoch, sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// uncommitted reads epoch upTo: want the snapshot's epoch and the overlaid ones.
+	uncommitted := func(upTo, wantSnap uint64, wantOver ...uint64) {
+		t.Helper()
+		snap, over := s.ReadUncommitted(upTo)
+		defer snap.Release()
+		if snap.Epoch != wantSnap || len(over) != len(wantOver) {
+			t.Fatalf("read of epoch %d: snapshot %d with %d sealed epochs, want %d with %v", upTo, snap.Epoch, len(over), wantSnap, wantOver)
+		}
+		for i, e := range wantOver {
+			if over[i] != sealed[e] {
+				t.Errorf("read of epoch %d: overlay %d is not epoch %d's", upTo, i, e)
+			}
+		}
+	}
+	checkpoint := func(want uint64) {
+		t.Helper()
+		snap := s.LatestCheckpoint()
+		defer snap.Release()
+		if snap.Epoch != want {
+			t.Errorf("latest checkpoint %d, want %d", snap.Epoch, want)
+		}
+	}
+	checkpoint(0) // a new DB is its own first checkpoint
+	seal(1)
+	seal(2)
+	uncommitted(1, 0, 1)
+	uncommitted(2, 0, 1, 2)
+	commit(1, false)
+	uncommitted(2, 1, 2)
+	checkpoint(0) // epoch 1 did not sync
+	held := s.LatestCheckpoint()
+	commit(2, true)
+	uncommitted(2, 2)
+	checkpoint(2)
+	// A reader keeps the old checkpoint's snapshot open after a newer one is published.
+	if _, closer, err := held.Snap.Get([]byte("k1")); err != pebble.ErrNotFound {
+		t.Errorf("checkpoint 0 sees epoch 1's write (err %v)", err)
+		if closer != nil {
+			closer.Close()
+		}
+	}
+	held.Release()
 }
 
 // TestFSCountsMatchPebble checks the meterfs counts against Pebble's own metrics for
@@ -151,5 +217,70 @@ func TestFSCountsMatchPebble(t *testing.T) {
 	}
 	if got.Syncs[meterfs.WAL] < 10 {
 		t.Errorf("%d WAL syncs for 10 synced epochs", got.Syncs[meterfs.WAL])
+	}
+}
+
+// TestObjectStore: on an object store there is no WAL; a checkpoint flushes the
+// memtable, every sstable Pebble flushes or compacts is uploaded once (requests and
+// bytes as Pebble's own metrics count the tables), an epoch that is not a
+// checkpoint uploads nothing and is lost when the DB closes without one.
+func TestObjectStore(t *testing.T) {
+	fs := vfs.NewMem()
+	throttle := meterfs.NewThrottle(meterfs.ThrottleConfig{Upload: &meterfs.Upload{}})
+	s, err := Open(Options{FS: fs, Dir: "/db", Throttle: throttle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(epoch uint64, checkpoint bool) {
+		t.Helper()
+		b := s.DB.NewBatch()
+		for i := range 2000 {
+			b.Set([]byte(fmt.Sprintf("e%03d/k%05d", epoch, i)), bytes.Repeat([]byte{'v'}, 100), nil)
+		}
+		if err := s.CommitEpoch(b, epoch, checkpoint); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for epoch := uint64(1); epoch <= 6; epoch++ {
+		commit(epoch, true)
+	}
+	before := s.FS.Stats()
+	commit(7, false)
+	if st := s.FS.Stats().Sub(before); st.Uploads != 0 || st.UploadBytes != 0 {
+		t.Errorf("an epoch that is not a checkpoint uploaded %d requests, %d bytes", st.Uploads, st.UploadBytes)
+	}
+	s.WaitForCompactions(context.Background(), 5*time.Second)
+	st := s.FS.Stats()
+	m := s.DB.Metrics()
+	var tables, tableBytes uint64
+	for _, l := range m.Levels {
+		tables += l.TablesFlushed + l.TablesCompacted
+		tableBytes += l.TableBytesFlushed + l.TableBytesCompacted
+	}
+	if st.Bytes[meterfs.WAL] != 0 {
+		t.Errorf("%d bytes written to a WAL", st.Bytes[meterfs.WAL])
+	}
+	if m.Flush.Count < 6 {
+		t.Errorf("%d flushes for 6 checkpoints", m.Flush.Count)
+	}
+	if uint64(st.Uploads) != tables || uint64(st.UploadBytes) != tableBytes {
+		t.Errorf("uploaded %d requests, %d bytes; Pebble flushed and compacted %d tables of %d bytes", st.Uploads, st.UploadBytes, tables, tableBytes)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(Options{FS: fs, Dir: "/db", Throttle: throttle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if e := s.Committed(); e != 6 {
+		t.Errorf("reopened at epoch %d, want 6 (the last checkpoint)", e)
+	}
+	if _, closer, err := s.DB.Get([]byte("e007/k00000")); err != pebble.ErrNotFound {
+		t.Errorf("epoch 7, never checkpointed, survived the close (err %v)", err)
+		if closer != nil {
+			closer.Close()
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,8 +23,10 @@ type Options struct {
 	Dir          string // the DB directory within FS
 	CacheSize    int64  // block cache bytes (default 64 MiB)
 	MemTableSize uint64 // default 64 MiB; an epoch batch over half of it becomes a flushable batch
-	Throttle     *meterfs.Throttle
-	Logger       *slog.Logger // Pebble's info and error messages (nil: discarded)
+	// The filesystem's throttle; one that is an object store's (ObjectStore) takes
+	// the WAL away: a checkpoint flushes the memtable, and its sstables upload.
+	Throttle *meterfs.Throttle
+	Logger   *slog.Logger // Pebble's info and error messages (nil: discarded)
 }
 
 // Store is one job's DB.
@@ -33,11 +36,14 @@ type Store struct {
 	cache  *pebble.Cache
 	latest atomic.Pointer[EpochSnapshot]
 
-	mu       sync.Mutex
-	notify   chan struct{} // closed and replaced at every commit
-	recorded uint64        // epoch of the last commit
+	mu         sync.Mutex
+	recorded   uint64         // epoch of the last commit
+	checkpoint *EpochSnapshot // of the last checkpoint (a synced commit)
+	sealed     []sealedEpoch  // epochs sealed and not yet committed, oldest first
 
 	bgErr atomic.Pointer[error] // the first failed flush or compaction
+
+	objectStore bool // no WAL: a checkpoint is a flush
 }
 
 // Open opens (or creates) the DB and takes a snapshot at its committed epoch.
@@ -51,12 +57,13 @@ func Open(o Options) (*Store, error) {
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 64 << 20
 	}
-	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), notify: make(chan struct{})}
+	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore()}
 	db, err := pebble.Open(o.Dir, &pebble.Options{
 		FS:                 s.FS,
 		Cache:              s.cache,
 		MemTableSize:       o.MemTableSize,
 		FormatMajorVersion: pebble.FormatNewest,
+		DisableWAL:         s.objectStore,
 		Logger:             Logger(o.Logger),
 		EventListener: &pebble.EventListener{BackgroundError: func(err error) {
 			s.bgErr.CompareAndSwap(nil, &err)
@@ -72,15 +79,19 @@ func Open(o Options) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	s.latest.Store(newEpochSnapshot(epoch, db.NewSnapshot()))
-	s.recorded = epoch
+	// What a reopened DB holds is on disk: it is the first checkpoint.
+	s.publish(newEpochSnapshot(epoch, db.NewSnapshot()), true)
 	return s, nil
 }
 
-// Close releases the latest snapshot and closes the DB.
+// Close releases the latest snapshots and closes the DB.
 func (s *Store) Close() error {
 	if e := s.latest.Swap(nil); e != nil {
 		e.Release()
+	}
+	if s.checkpoint != nil {
+		s.checkpoint.Release()
+		s.checkpoint = nil
 	}
 	err := s.DB.Close()
 	s.cache.Unref()
@@ -105,29 +116,103 @@ func (s *Store) readCommittedEpoch() (uint64, error) {
 }
 
 // CommitEpoch adds committed_epoch = epoch to b and commits it as one atomic batch,
-// synced when sync is set (a checkpoint). It then publishes a snapshot at that epoch,
-// which Latest returns until the next commit. b is closed.
+// synced when sync is set (a checkpoint; on an object store, which has no WAL, the
+// checkpoint flushes the memtable and uploads its sstables). It then publishes a
+// snapshot at that epoch, which Latest returns until the next commit. b is closed.
 func (s *Store) CommitEpoch(b *pebble.Batch, epoch uint64, sync bool) error {
 	defer b.Close()
 	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return err
 	}
+	if err := s.commit(b, sync); err != nil {
+		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
+	s.publish(newEpochSnapshot(epoch, s.DB.NewSnapshot()), sync)
+	return nil
+}
+
+// commit commits b, durably when durable: synced through the WAL, or on an object
+// store flushed and uploaded.
+func (s *Store) commit(b *pebble.Batch, durable bool) error {
 	opt := pebble.NoSync
-	if sync {
+	if durable && !s.objectStore {
 		opt = pebble.Sync
 	}
 	if err := b.Commit(opt); err != nil {
-		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+		return err
 	}
-	if old := s.latest.Swap(newEpochSnapshot(epoch, s.DB.NewSnapshot())); old != nil {
+	if durable && s.objectStore {
+		if err := s.DB.Flush(); err != nil {
+			return fmt.Errorf("flush to the object store: %w", err)
+		}
+	}
+	return nil
+}
+
+// publish makes snap the latest snapshot (and the latest checkpoint's, if it is one)
+// and drops the sealed writes it holds, in one step for ReadUncommitted.
+func (s *Store) publish(snap *EpochSnapshot, checkpoint bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.latest.Swap(snap); old != nil {
 		old.Release()
 	}
+	if checkpoint {
+		snap.refs.Add(1)
+		if s.checkpoint != nil {
+			s.checkpoint.Release()
+		}
+		s.checkpoint = snap
+	}
+	s.recorded = snap.Epoch
+	n := 0
+	for n < len(s.sealed) && s.sealed[n].epoch <= snap.Epoch {
+		n++
+	}
+	s.sealed = slices.Delete(s.sealed, 0, n)
+}
+
+// sealedEpoch is one epoch's writes to A, sealed and not yet committed.
+type sealedEpoch struct {
+	epoch  uint64
+	writes *Writes
+}
+
+// Seal publishes the writes to A of an epoch about to be committed (sorted, one per
+// key, no longer changed by anyone) to ReadUncommitted, as the engine's shared
+// buffer holds a sealed epoch before it is committed. The commit of the epoch
+// drops them.
+func (s *Store) Seal(epoch uint64, w *Writes) {
 	s.mu.Lock()
-	s.recorded = epoch
-	close(s.notify)
-	s.notify = make(chan struct{})
-	s.mu.Unlock()
-	return nil
+	defer s.mu.Unlock()
+	if epoch > s.recorded {
+		s.sealed = append(s.sealed, sealedEpoch{epoch, w})
+	}
+}
+
+// ReadUncommitted returns what a read of epoch sees without waiting for its commit:
+// the latest committed snapshot (which the caller must Release) and the sealed
+// writes of the epochs after it up to epoch, oldest first, which overlay it.
+func (s *Store) ReadUncommitted(epoch uint64) (*EpochSnapshot, []*Writes) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	snap := s.Latest()
+	var over []*Writes
+	for _, se := range s.sealed {
+		if se.epoch > snap.Epoch && se.epoch <= epoch {
+			over = append(over, se.writes)
+		}
+	}
+	return snap, over
+}
+
+// LatestCheckpoint returns the snapshot of the last checkpoint with a reference the
+// caller must Release.
+func (s *Store) LatestCheckpoint() *EpochSnapshot {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkpoint.refs.Add(1) // the store holds a reference while it is the latest
+	return s.checkpoint
 }
 
 // Err returns the first error of a background flush or compaction, or nil. Pebble
@@ -150,21 +235,18 @@ func (s *Store) Clear(tables ...TableID) error {
 			return err
 		}
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := s.commit(b, true); err != nil {
 		return fmt.Errorf("storage: clear tables: %w", err)
 	}
-	old := s.latest.Load()
-	if old := s.latest.Swap(newEpochSnapshot(old.Epoch, s.DB.NewSnapshot())); old != nil {
-		old.Release()
-	}
+	s.publish(newEpochSnapshot(s.Committed(), s.DB.NewSnapshot()), true)
 	return nil
 }
 
-// Committed returns the last committed epoch and a channel closed at the next commit.
-func (s *Store) Committed() (uint64, <-chan struct{}) {
+// Committed returns the last committed epoch.
+func (s *Store) Committed() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.recorded, s.notify
+	return s.recorded
 }
 
 // Latest returns the snapshot of the last committed epoch with a reference the caller

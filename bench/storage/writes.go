@@ -65,6 +65,28 @@ func (w *Writes) Sort() {
 	w.ents = out
 }
 
+// Write returns write i: its key, its value, and whether it is a delete.
+func (w *Writes) Write(i int) (key, value []byte, del bool) {
+	e := w.ents[i]
+	end := e.off + e.keyLen
+	return w.arena[e.off:end], w.arena[end : end+e.valLen], e.del
+}
+
+// Search returns the index of the first write whose key is ≥ key; the writes must be
+// sorted.
+func (w *Writes) Search(key []byte) int {
+	i, _ := slices.BinarySearchFunc(w.ents, key, func(e write, k []byte) int { return bytes.Compare(w.key(e), k) })
+	return i
+}
+
+// Append adds writes [i, j) of src, in order.
+func (w *Writes) Append(src *Writes, i, j int) {
+	for ; i < j; i++ {
+		k, v, del := src.Write(i)
+		w.add(k, v, del)
+	}
+}
+
 // Put appends write i to b and returns its logical (key + value) bytes.
 func (w *Writes) Put(b *pebble.Batch, i int) (int64, error) {
 	e := w.ents[i]
@@ -75,10 +97,9 @@ func (w *Writes) Put(b *pebble.Batch, i int) (int64, error) {
 	return int64(e.keyLen + e.valLen), b.Set(w.key(e), w.arena[end:end+e.valLen], nil)
 }
 
-// AppendTo sorts the writes, appends them to b, empties w and returns the logical
-// bytes appended.
-func (w *Writes) AppendTo(b *pebble.Batch) (int64, error) {
-	w.Sort()
+// PutAll appends every write to b, in the order they are in, and returns the logical
+// bytes appended. It only reads w.
+func (w *Writes) PutAll(b *pebble.Batch) (int64, error) {
 	var total int64
 	for i := range w.ents {
 		n, err := w.Put(b, i)
@@ -87,7 +108,6 @@ func (w *Writes) AppendTo(b *pebble.Batch) (int64, error) {
 		}
 		total += n
 	}
-	w.Reset()
 	return total, nil
 }
 

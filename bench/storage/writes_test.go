@@ -70,7 +70,8 @@ func TestWritesAppendTo(t *testing.T) {
 			}
 			b := db.NewBatch()
 			defer b.Close()
-			n, err := w.AppendTo(b)
+			w.Sort()
+			n, err := w.PutAll(b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,35 +81,58 @@ func TestWritesAppendTo(t *testing.T) {
 			if n != tt.wantBytes {
 				t.Errorf("%d logical bytes, want %d", n, tt.wantBytes)
 			}
-			if w.Len() != 0 {
-				t.Errorf("%d writes left after AppendTo", w.Len())
-			}
 		})
 	}
 }
 
-// TestWritesMatchesArrivalOrder: for random writes with many repeated keys, the batch
-// AppendTo builds is in strictly ascending key order and leaves every key as applying
-// the writes one by one, in arrival order, would.
+// TestWritesMatchesArrivalOrder: for random writes with many repeated keys, sorted
+// writes (whole, or as two halves sorted apart and appended, as scans overlay the
+// sealed epochs) are in strictly ascending key order and leave every key as applying
+// the writes one by one, in arrival order, would; Search finds the first key ≥ any.
 func TestWritesMatchesArrivalOrder(t *testing.T) {
 	db := openTestDB(t)
 	r := rand.New(rand.NewPCG(3, 4))
 	for round := 0; round < 50; round++ {
-		var w Writes
+		var w, older, newer Writes
 		model := map[string]entry{}
-		for i := r.IntN(300); i > 0; i-- {
+		n := r.IntN(300)
+		for i := n; i > 0; i-- {
 			k := fmt.Sprintf("k%03d", r.IntN(100))
 			e := entry{key: k, value: fmt.Sprint(i), del: r.IntN(3) == 0}
+			half := &older
+			if i <= n/2 {
+				half = &newer
+			}
 			if e.del {
 				e.value = ""
 				w.Delete([]byte(k))
+				half.Delete([]byte(k))
 			} else {
 				w.Set([]byte(k), []byte(e.value))
+				half.Set([]byte(k), []byte(e.value))
 			}
 			model[k] = e
 		}
+		older.Sort()
+		newer.Sort()
+		var halves Writes
+		halves.Append(&older, 0, older.Len())
+		halves.Append(&newer, 0, newer.Len())
+		halves.Sort()
+		w.Sort()
+		if fmt.Sprint(writesOf(&halves)) != fmt.Sprint(writesOf(&w)) {
+			t.Fatalf("round %d: halves appended and sorted %v, want %v", round, writesOf(&halves), writesOf(&w))
+		}
+		probe := []byte(fmt.Sprintf("k%03d", r.IntN(101)))
+		want := 0
+		for want < w.Len() && bytes.Compare(w.Key(want), probe) < 0 {
+			want++
+		}
+		if got := w.Search(probe); got != want {
+			t.Fatalf("round %d: Search(%s) = %d, want %d", round, probe, got, want)
+		}
 		b := db.NewBatch()
-		if _, err := w.AppendTo(b); err != nil {
+		if _, err := w.PutAll(b); err != nil {
 			t.Fatal(err)
 		}
 		got := batchEntries(t, b)
@@ -179,4 +203,13 @@ func BenchmarkCommitEpoch(b *testing.B) {
 			}
 		})
 	}
+}
+
+func writesOf(w *Writes) []entry {
+	var out []entry
+	for i := range w.Len() {
+		k, v, del := w.Write(i)
+		out = append(out, entry{string(k), string(v), del})
+	}
+	return out
 }

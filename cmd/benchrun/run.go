@@ -70,6 +70,7 @@ var dimensionHelp = map[string]string{
 	"barrier":  "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)",
 	"changes":  "upstream changes: per second (10k/s) or per epoch (500/epoch); default: 10k/s, or 1% of the barrier's rows per epoch",
 	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none",
+	"read":     "read modes of the scan after a barrier: uncommitted (the sealed epoch, without waiting for its commit; the default) or checkpoint (the last checkpoint and the changes buffered since)",
 	"ckpt":     "checkpoint frequencies: every n-th barrier syncs (1: every one, the default; the seed's era used 10)",
 	"par":      "backfill actors",
 }

@@ -389,7 +389,7 @@ var timelinePhases = []struct {
 }{
 	{"scan", "actors scanning", colorBlue},
 	{"open", "actors reopening the scan", colorSky},
-	{"wait", "actors waiting for the commit", colorVermilion},
+	{"wait", "actors waiting for the commit", colorVermilion}, // bench binaries whose scan waited for each commit
 	{"idle", "actors idle, their rows read", colorYellow},
 	{"barrier", "actors handling the barrier", colorPurple},
 	{"commit", "collector committing", colorBlack},
