@@ -526,6 +526,9 @@ func (e *Executor) exhaust() error {
 	e.buffer = e.buffer[:0]
 	e.finished = true
 	e.closeScan()
+	if !e.scanFrom.IsZero() { // the epoch's scan phase ends here, not at its barrier
+		e.part.Phases.Scan, e.scanFrom = time.Since(e.scanFrom), time.Time{}
+	}
 	if e.env.OnExhausted != nil {
 		e.env.OnExhausted()
 	}

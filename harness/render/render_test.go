@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,4 +78,41 @@ func TestSummaryGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGolden(t, "summary.golden.txt", buf.String())
+}
+
+// TestSummaryOfTwoProfiles: results of two profiles carry different config lines
+// (benchstat makes a table per configuration), and each cell group shows only the
+// metrics of its own profile, not a row of dashes per other profile's table.
+func TestSummaryOfTwoProfiles(t *testing.T) {
+	var in strings.Builder
+	for _, p := range []string{"mem", "gp3"} {
+		fmt.Fprintf(&in, "profile: %s v1\n", p)
+		for _, persist := range []string{"off", "on"} {
+			for i := range 3 {
+				fmt.Fprintf(&in, "BenchmarkBackfill/profile=%s/workload=narrow/rows=1000/persist=%s/scan=merged/barrier=100ms/par=2-2 1 %d ns/op\n", p, persist, 1000+i)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "two.txt")
+	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results, units, err := contract.ReadFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := SummaryGrid(results, nil, units)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, g); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "sec/op"); n != 2 {
+		t.Errorf("sec/op appears %d times, want once per profile:\n%s", n, buf.String())
+	}
+	if strings.Contains(buf.String(), "—") {
+		t.Errorf("a cell group shows another profile's empty rows:\n%s", buf.String())
+	}
 }

@@ -59,6 +59,9 @@ func WriteSummary(w io.Writer, g *judge.Grid) error {
 		}
 		fmt.Fprintln(tw)
 		for _, t := range g.Tables {
+			if !hasRow(t, row, cols) {
+				continue // a table of another configuration (another profile's disk line)
+			}
 			fmt.Fprintf(tw, "  %s %s", t.Unit, arrow(t.Better))
 			var last *judge.GridCell
 			for _, c := range cols {
@@ -78,6 +81,16 @@ func WriteSummary(w io.Writer, g *judge.Grid) error {
 	}
 	fmt.Fprintln(tw, legend)
 	return tw.Flush()
+}
+
+// hasRow reports whether t has a cell in row.
+func hasRow(t *judge.GridTable, row benchproc.Key, cols []benchproc.Key) bool {
+	for _, c := range cols {
+		if t.Cells[judge.GridKey{Row: row, Col: c}] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // describeChange renders a comparison cell. Paired (runs of one round back to
