@@ -32,13 +32,14 @@ var Scans = []string{"merged", "per-vnode"}
 func (s Scan) String() string { return Scans[s] }
 
 // ParseScan returns the strategy named name.
-func ParseScan(name string) (Scan, error) {
-	for i, n := range Scans {
-		if n == name {
-			return Scan(i), nil
-		}
+func ParseScan(name string) (Scan, error) { return parseName[Scan](Scans, "scan", name) }
+
+// parseName returns the value named name, its index in names; what says what it is.
+func parseName[T ~int](names []string, what, name string) (T, error) {
+	if i := slices.Index(names, name); i >= 0 {
+		return T(i), nil
 	}
-	return 0, fmt.Errorf("unknown scan %q (have %s)", name, strings.Join(Scans, ", "))
+	return 0, fmt.Errorf("unknown %s %q (have %s)", what, name, strings.Join(names, ", "))
 }
 
 // Read is what a scan reopened after a barrier reads (DESIGN §2.3, "Snapshot reads").
@@ -59,14 +60,7 @@ var Reads = []string{"uncommitted", "checkpoint"}
 func (r Read) String() string { return Reads[r] }
 
 // ParseRead returns the read mode named name.
-func ParseRead(name string) (Read, error) {
-	for i, n := range Reads {
-		if n == name {
-			return Read(i), nil
-		}
-	}
-	return 0, fmt.Errorf("unknown read mode %q (have %s)", name, strings.Join(Reads, ", "))
-}
+func ParseRead(name string) (Read, error) { return parseName[Read](Reads, "read mode", name) }
 
 // Config configures one backfill actor.
 type Config struct {

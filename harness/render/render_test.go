@@ -64,8 +64,10 @@ func TestReportGolden(t *testing.T) {
 	}
 }
 
-func TestSummaryGolden(t *testing.T) {
-	results, units, err := contract.ReadFiles(filepath.Join("..", "testdata", "plots", "run", "results.txt"))
+// summaryOf renders the run summary of a results file, unpaired.
+func summaryOf(t *testing.T, path string) string {
+	t.Helper()
+	results, units, err := contract.ReadFiles(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,11 @@ func TestSummaryGolden(t *testing.T) {
 	if err := WriteSummary(&buf, g); err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "summary.golden.txt", buf.String())
+	return buf.String()
+}
+
+func TestSummaryGolden(t *testing.T) {
+	checkGolden(t, "summary.golden.txt", summaryOf(t, filepath.Join("..", "testdata", "plots", "run", "results.txt")))
 }
 
 // TestSummaryOfTwoProfiles: results of two profiles carry different config lines
@@ -97,22 +103,11 @@ func TestSummaryOfTwoProfiles(t *testing.T) {
 	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	results, units, err := contract.ReadFiles(path)
-	if err != nil {
-		t.Fatal(err)
+	out := summaryOf(t, path)
+	if n := strings.Count(out, "sec/op"); n != 2 {
+		t.Errorf("sec/op appears %d times, want once per profile:\n%s", n, out)
 	}
-	g, err := SummaryGrid(results, nil, units)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteSummary(&buf, g); err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(buf.String(), "sec/op"); n != 2 {
-		t.Errorf("sec/op appears %d times, want once per profile:\n%s", n, buf.String())
-	}
-	if strings.Contains(buf.String(), "—") {
-		t.Errorf("a cell group shows another profile's empty rows:\n%s", buf.String())
+	if strings.Contains(out, "—") {
+		t.Errorf("a cell group shows another profile's empty rows:\n%s", out)
 	}
 }
