@@ -244,6 +244,8 @@ func TestObjectStore(t *testing.T) {
 	for epoch := uint64(1); epoch <= 6; epoch++ {
 		commit(epoch, true)
 	}
+	// Compactions of the checkpoints' tables upload too; let them end first.
+	s.WaitForCompactions(context.Background(), 5*time.Second)
 	before := s.FS.Stats()
 	commit(7, false)
 	if st := s.FS.Stats().Sub(before); st.Uploads != 0 || st.UploadBytes != 0 {
