@@ -23,6 +23,10 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
 			Checkpoint: e.Checkpoint, SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows,
 			ReadLag: e.ReadLag, Buffered: e.Buffered,
+			LSM: &contract.TraceLSM{
+				L0Files: e.LSM.L0Files, L0Sublevels: e.LSM.L0Sublevels, CompactionDebt: e.LSM.CompactionDebt,
+				Memtables: e.LSM.Memtables, ReadAmp: e.LSM.ReadAmp, Stalls: e.LSM.Stalls, StallSec: e.LSM.StallTime.Seconds(),
+			},
 			Phases: map[string]float64{
 				"open": e.Phases.Open.Seconds(), "scan": e.Phases.Scan.Seconds(),
 				"idle": e.Phases.Idle.Seconds(), "barrier": e.Phases.Barrier.Seconds(),

@@ -37,8 +37,20 @@ type TraceEpoch struct {
 	Phases map[string]float64 `json:"phases_sec,omitempty"`
 	// The epoch's scans: the most epochs an actor's snapshot was behind the epoch it
 	// read, and the writes to A the actors buffered for checkpoint reads.
-	ReadLag  uint64 `json:"read_lag_epochs,omitempty"`
-	Buffered int64  `json:"buffered_writes,omitempty"`
+	ReadLag  uint64    `json:"read_lag_epochs,omitempty"`
+	Buffered int64     `json:"buffered_writes,omitempty"`
+	LSM      *TraceLSM `json:"lsm,omitempty"`
+}
+
+// TraceLSM is the LSM once an epoch committed, and its write stalls during the epoch.
+type TraceLSM struct {
+	L0Files        int64   `json:"l0_files"`
+	L0Sublevels    int32   `json:"l0_sublevels"`
+	CompactionDebt uint64  `json:"compaction_debt_bytes"`
+	Memtables      int64   `json:"memtables"` // the mutable one and those queued for flush
+	ReadAmp        int     `json:"read_amp"`
+	Stalls         int64   `json:"write_stalls"`
+	StallSec       float64 `json:"write_stall_sec"`
 }
 
 // AppendTrace adds t as a line to the trace file, creating it if needed.

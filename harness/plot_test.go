@@ -4,7 +4,9 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"image"
 	"image/png"
+	_ "image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -238,7 +240,8 @@ func TestNightlyKeepsAStricterAlpha(t *testing.T) {
 	}
 }
 
-// TestTimelineWithPhases: a trace with per-epoch phases draws the third panel.
+// TestTimelineWithPhases: a trace with per-epoch phases draws the third panel, and
+// one with LSM state a fourth.
 func TestTimelineWithPhases(t *testing.T) {
 	tr := contract.Trace{Cell: "profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2"}
 	for i := range 20 {
@@ -246,8 +249,28 @@ func TestTimelineWithPhases(t *testing.T) {
 			Phases: map[string]float64{"scan": 0.004, "wait": 0.002, "open": 0.001, "commit": 0.001}})
 	}
 	dir := t.TempDir()
-	if err := render.PlotTimeline(tr, filepath.Join(dir, "timeline")); err != nil {
-		t.Fatal(err)
+	height := func(name string, tr contract.Trace) int {
+		t.Helper()
+		if err := render.PlotTimeline(tr, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		checkImages(t, dir, []string{name})
+		f, err := os.Open(filepath.Join(dir, name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cfg, _, err := image.DecodeConfig(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg.Height
 	}
-	checkImages(t, dir, []string{"timeline"})
+	phases := height("timeline", tr)
+	for i := range tr.Epochs {
+		tr.Epochs[i].LSM = &contract.TraceLSM{L0Files: int64(i), L0Sublevels: int32(i / 2), Memtables: 1, ReadAmp: 3 + i/2, Stalls: int64(i % 3)}
+	}
+	if lsm := height("timeline-lsm", tr); lsm <= phases {
+		t.Errorf("the timeline with LSM state is %d pixels high, no higher than without (%d): no LSM panel", lsm, phases)
+	}
 }

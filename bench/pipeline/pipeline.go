@@ -193,6 +193,9 @@ type EpochTrace struct {
 	// epoch it read, and the writes to A the actors buffered for checkpoint reads.
 	ReadLag  uint64
 	Buffered int64
+	// The LSM once the epoch committed, with the write stalls during the epoch (from
+	// the previous commit to this one) in Stalls and StallTime.
+	LSM storage.LSM
 }
 
 // Committed is when the epoch's commit was done.
@@ -574,6 +577,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.netRows = j.mvRows
+	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
 	var gate *source.Gate
 	var onFull func()
@@ -735,7 +739,8 @@ type collector struct {
 	onEvent func(Event)
 
 	cpuStart    time.Duration
-	netRows     int64 // the changelog's inserts minus deletes, over all epochs
+	lastLSM     storage.LSM // at the previous commit
+	netRows     int64       // the changelog's inserts minus deletes, over all epochs
 	done        bool
 	firstCommit time.Time
 	finalEpoch  uint64
@@ -911,6 +916,10 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	tr.Latency = now.Sub(tr.Injected)
 	tr.CPU = cpuTime() - c.cpuStart
+	lsm := c.store.LSM()
+	tr.LSM = lsm
+	tr.LSM.Stalls, tr.LSM.StallTime = lsm.Stalls-c.lastLSM.Stalls, lsm.StallTime-c.lastLSM.StallTime
+	c.lastLSM = lsm
 	c.res.Epochs = append(c.res.Epochs, tr)
 	c.log.Debug("epoch committed", "epoch", epoch, "latency", tr.Latency, "snapshot_rows", tr.SnapshotRows, "upstream_rows", tr.UpstreamRows, "final", bar.Final)
 	c.res.SnapshotRows += tr.SnapshotRows

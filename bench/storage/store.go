@@ -43,6 +43,10 @@ type Store struct {
 
 	bgErr atomic.Pointer[error] // the first failed flush or compaction
 
+	// Write stalls so far: how many, their total time, and when the current one
+	// began (unix ns; 0: none).
+	stalls, stallNanos, stallFrom atomic.Int64
+
 	objectStore bool // no WAL: a checkpoint is a flush
 }
 
@@ -65,9 +69,18 @@ func Open(o Options) (*Store, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		DisableWAL:         s.objectStore,
 		Logger:             Logger(o.Logger),
-		EventListener: &pebble.EventListener{BackgroundError: func(err error) {
-			s.bgErr.CompareAndSwap(nil, &err)
-		}},
+		EventListener: &pebble.EventListener{
+			BackgroundError: func(err error) { s.bgErr.CompareAndSwap(nil, &err) },
+			WriteStallBegin: func(pebble.WriteStallBeginInfo) {
+				s.stalls.Add(1)
+				s.stallFrom.Store(time.Now().UnixNano())
+			},
+			WriteStallEnd: func() {
+				if from := s.stallFrom.Swap(0); from != 0 {
+					s.stallNanos.Add(time.Now().UnixNano() - from)
+				}
+			},
+		},
 	})
 	if err != nil {
 		s.cache.Unref()
@@ -213,6 +226,27 @@ func (s *Store) LatestCheckpoint() *EpochSnapshot {
 	defer s.mu.Unlock()
 	s.checkpoint.refs.Add(1) // the store holds a reference while it is the latest
 	return s.checkpoint
+}
+
+// LSM is the shape of the LSM at one moment, and its write stalls so far: what makes
+// writes and reads slower as a table grows.
+type LSM struct {
+	L0Files        int64  // sstables in L0
+	L0Sublevels    int32  // L0's sublevels: what a read of L0 merges
+	CompactionDebt uint64 // bytes compactions must rewrite to reach the levels' targets
+	Memtables      int64  // the mutable memtable and those queued for flush (large batches too)
+	ReadAmp        int    // sstables and memtables a point read may visit
+	Stalls         int64  // write stalls so far
+	StallTime      time.Duration
+}
+
+// LSM returns the LSM's shape now and the write stalls so far.
+func (s *Store) LSM() LSM {
+	m := s.DB.Metrics()
+	return LSM{
+		L0Files: m.Levels[0].TablesCount, L0Sublevels: m.Levels[0].Sublevels, CompactionDebt: m.Compact.EstimatedDebt,
+		Memtables: m.MemTable.Count, ReadAmp: m.ReadAmp(), Stalls: s.stalls.Load(), StallTime: time.Duration(s.stallNanos.Load()),
+	}
 }
 
 // Err returns the first error of a background flush or compaction, or nil. Pebble

@@ -371,15 +371,56 @@ func PlotTimeline(t contract.Trace, base string) error {
 			}
 		}
 	}
-	phases, err := phasePlot(t)
-	if err != nil {
-		return err
+	panels := [][]*plot.Plot{{rows}, {lat}}
+	for _, panel := range []func(contract.Trace) (*plot.Plot, error){phasePlot, lsmPlot} {
+		p, err := panel(t)
+		if err != nil {
+			return err
+		}
+		if p != nil { // traces of older bench binaries lack some panels' data
+			panels[len(panels)-1][0].X.Label.Text = ""
+			panels = append(panels, []*plot.Plot{p})
+		}
 	}
-	if phases == nil {
-		return savePlots([][]*plot.Plot{{rows}, {lat}}, plotWidth, plotHeight*1.4, base)
+	return savePlots(panels, plotWidth, plotHeight*vg.Length(0.7*float64(len(panels))), base)
+}
+
+// lsmPlot draws the LSM's shape after each epoch and the epoch's write stalls, so
+// a slowdown shows whether L0, queued memtables or stalls came with it; nil when
+// the trace has no LSM data (an older bench binary).
+func lsmPlot(t contract.Trace) (*plot.Plot, error) {
+	if len(t.Epochs) == 0 || t.Epochs[0].LSM == nil {
+		return nil, nil
 	}
-	lat.X.Label.Text = ""
-	return savePlots([][]*plot.Plot{{rows}, {lat}, {phases}}, plotWidth, plotHeight*2, base)
+	p := newPlot("", "time since the first barrier (s)", "LSM after the epoch")
+	for _, s := range []struct {
+		label string
+		c     color.Color
+		of    func(*contract.TraceLSM) float64
+	}{
+		{"L0 files", colorBlue, func(l *contract.TraceLSM) float64 { return float64(l.L0Files) }},
+		{"L0 sublevels", colorSky, func(l *contract.TraceLSM) float64 { return float64(l.L0Sublevels) }},
+		{"memtables (mutable + queued)", colorGreen, func(l *contract.TraceLSM) float64 { return float64(l.Memtables) }},
+		{"read amplification", colorPurple, func(l *contract.TraceLSM) float64 { return float64(l.ReadAmp) }},
+		{"write stalls in the epoch", colorVermilion, func(l *contract.TraceLSM) float64 { return float64(l.Stalls) }},
+	} {
+		xys := make(plotter.XYs, 0, len(t.Epochs))
+		for _, e := range t.Epochs {
+			if e.LSM != nil {
+				xys = append(xys, plotter.XY{X: e.AtSec, Y: s.of(e.LSM)})
+			}
+		}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Width = s.c, vg.Points(1.2)
+		p.Add(l)
+		p.Legend.Add(s.label, l)
+	}
+	p.Y.Min = 0
+	headroom(p, 5)
+	return p, nil
 }
 
 // timelinePhases are the phases of an epoch the timeline draws, in trace names.
