@@ -444,7 +444,16 @@ func phasePlot(t contract.Trace) (*plot.Plot, error) {
 		return nil, nil
 	}
 	p := newPlot("", "time since the first barrier (s)", "seconds in the epoch")
+	present := map[string]bool{}
+	for _, e := range t.Epochs {
+		for name := range e.Phases {
+			present[name] = true
+		}
+	}
 	for _, ph := range timelinePhases {
+		if !present[ph.name] {
+			continue // a phase the bench binary that wrote the trace does not have
+		}
 		xys := make(plotter.XYs, len(t.Epochs))
 		for i, e := range t.Epochs {
 			xys[i] = plotter.XY{X: e.AtSec, Y: e.Phases[ph.name]}
