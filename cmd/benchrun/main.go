@@ -69,6 +69,7 @@ func commands() []command {
 		{"nightly", "run the nightly matrix, record it in the history, detect change points", runNightly},
 		{"merge", "combine results files (of shards) into one", runMerge},
 		{"plot", "draw the plots of a results or compare directory", runPlot},
+		{"site", "write a static dashboard of the nightly history", runSite},
 		{"crashtest", "cut the power at random points of small jobs and check every recovery", runCrashTest},
 		{"profiles", "list hardware profiles with every knob", runProfiles},
 		{"workloads", "list workloads: tables, key distributions, change mixes", runWorkloads},

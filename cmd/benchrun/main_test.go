@@ -139,6 +139,10 @@ func TestUsageErrors(t *testing.T) {
 		{"crashtest", "--rows", "0"},
 		{"crashtest", "--scan", "sideways"},
 		{"crashtest", "--persist", "maybe"},
+		{"run", "--read", "dirty"},
+		{"site"},
+		{"site", "--history", "/nonexistent", "--out", "x"},
+		{"site", "--history", ".", "--out", "x", "--commit-url", "https://example.invalid/"},
 	} {
 		_, _, err := runArgs(args...)
 		if err == nil {

@@ -138,7 +138,32 @@ type series struct {
 	better     int
 	nights     []int       // index into the history, for each point
 	medians    []float64   // per point
+	lo, hi     []float64   // per point: the median's 95 % confidence interval
 	samples    [][]float64 // per point
+}
+
+// Series is one judged (cell, metric) over the nights that measured it: per point,
+// the night's index in the history, the median and its 95 % confidence interval.
+type Series struct {
+	Cell, Unit string
+	Better     int // +1 higher is better, −1 lower
+	Nights     []int
+	Medians    []float64
+	Lo, Hi     []float64
+}
+
+// AllSeries returns every judged (cell, metric) series of nights (in Sort's order),
+// in the order they first appear.
+func AllSeries(nights []Night, th judge.Thresholds) ([]Series, error) {
+	all, err := historySeries(nights, th)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Series, len(all))
+	for i, s := range all {
+		out[i] = Series{Cell: s.cell, Unit: s.unit, Better: s.better, Nights: s.nights, Medians: s.medians, Lo: s.lo, Hi: s.hi}
+	}
+	return out, nil
 }
 
 // historySeries gathers every judged (cell, metric) series of the history.
@@ -169,6 +194,7 @@ func historySeries(nights []Night, th judge.Thresholds) ([]*series, error) {
 					}
 					s.nights = append(s.nights, ni)
 					s.medians = append(s.medians, c.Summary.Center)
+					s.lo, s.hi = append(s.lo, c.Summary.Lo), append(s.hi, c.Summary.Hi)
 					s.samples = append(s.samples, c.Sample.Values)
 				}
 			}
