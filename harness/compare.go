@@ -135,6 +135,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		traces   [2][]string
 		notes    []string
 		confirm  func(cells []contract.Cell) (sides, error)
+		why      func(v *judge.Verdict) // profiles the confirmed regressions
 		extend   extendFunc
 		perCell  time.Duration
 		dir      string
@@ -210,6 +211,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			again, _, err := run("confirm", "-confirm", cells, 1, cfg.Count*cfg.Confirm, sides{})
 			return again, err
 		}
+		why = func(v *judge.Verdict) {
+			var ps [2]profiledSide
+			for i := range ps {
+				ps[i] = profiledSide{Label: b.sides[i].Label, Binary: b.sides[i].Binary}
+			}
+			explain(ctx, dir, ps, s.measure.profileFiles, s.measure.Timeout, v)
+		}
 	}
 
 	v, g, measured, more, err := settle(ctx, cfg, measured, cfg.Matrix.Cells(), perCell, start.Add(cfg.Budget), extend)
@@ -224,6 +232,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		if err := confirmRegressions(v, cfg, judge.Options{Thresholds: cfg.Thresholds, Correction: cfg.Correction, Alpha: v.Alpha}, confirm); err != nil {
 			return v, err
 		}
+	}
+	if v.Regression && why != nil {
+		why(v)
 	}
 	if err := writeComparison(cfg, dir, v, g, traces); err != nil {
 		return v, err

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 )
 
 // Status is what a finding says about its (cell, metric) pair.
@@ -130,6 +131,20 @@ type Verdict struct {
 	// change the comparison could have detected; a unit whose median is infinite
 	// (too few runs) is absent.
 	Detectable map[string]float64 `json:"detectable,omitempty"`
+	// Why, per confirmed regressed cell, is what profiling it once on each side
+	// showed (compare fills it in when it can re-run the cells).
+	Why []Why `json:"why,omitempty"`
+}
+
+// Why is what profiling a regressed cell on both sides showed: the functions whose
+// CPU time in the job grew and, where allocations regressed, those whose allocated
+// bytes grew. The profiles stay in the comparison directory for go tool pprof.
+type Why struct {
+	Cell     string          `json:"cell"`
+	CPU      *pprofdiff.Diff `json:"cpu,omitempty"`
+	Heap     *pprofdiff.Diff `json:"heap,omitempty"`
+	Profiles []string        `json:"profiles,omitempty"` // base and head CPU, then heap; relative to the directory
+	Error    string          `json:"error,omitempty"`    // why the cell could not be profiled
 }
 
 // Outcome is the verdict in a word: regression, inconclusive or no regression.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/perf/benchunit"
 
 	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 )
 
 const legendVerdict = "✗ regression, ✓ improvement, ~ no regression (within the threshold), ? inconclusive (the interval reaches past the threshold), (✗) a regression the re-run did not confirm."
@@ -191,6 +192,7 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 	for _, n := range v.Notes {
 		fmt.Fprintf(w, "- note: %s\n", n)
 	}
+	writeWhy(w, v.Why)
 	if len(plots) > 0 {
 		fmt.Fprint(w, "\n### Plots\n\n")
 		for _, p := range plots {
@@ -200,4 +202,44 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head run back to back in each round): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the two-sample Hodges–Lehmann estimate of the ratio, p from the Mann–Whitney U test, as benchstat. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
 		legendVerdict, correctionName(v.Correction))
 	fmt.Fprintf(w, "Command: `%s`  \nMachine: %s\n", command, machine)
+}
+
+// writeWhy renders, per profiled regression, the functions that grew most: CPU in
+// the job (flat, then cumulative), allocated bytes where allocations regressed, and
+// the command that opens the diff.
+func writeWhy(w io.Writer, whys []judge.Why) {
+	for _, y := range whys {
+		fmt.Fprintf(w, "\n### Why `%s` regressed\n\n", y.Cell)
+		if y.Error != "" {
+			fmt.Fprintf(w, "Not profiled: %s\n", y.Error)
+			continue
+		}
+		for _, d := range []struct {
+			title string
+			diff  *pprofdiff.Diff
+			funcs func(*pprofdiff.Diff) []pprofdiff.Func
+		}{
+			{"CPU in the job, by own time (flat)", y.CPU, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Flat }},
+			{"CPU in the job, with callees (cumulative)", y.CPU, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Cum }},
+			{"bytes allocated (whole process), by own allocations", y.Heap, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Flat }},
+		} {
+			if d.diff == nil {
+				continue
+			}
+			class := benchunit.Decimal
+			unit := "s"
+			if d.diff.Unit == "bytes" {
+				class, unit = benchunit.Binary, "B"
+			}
+			fmt.Fprintf(w, "%s: base %s%s, head %s%s\n\n| function | base | head | added |\n|---|---|---|---|\n", d.title,
+				benchunit.Scale(d.diff.BaseTotal, class), unit, benchunit.Scale(d.diff.HeadTotal, class), unit)
+			for _, f := range d.funcs(d.diff) {
+				fmt.Fprintf(w, "| `%s` | %s%s | %s%s | +%s%s |\n", f.Name, benchunit.Scale(f.Base, class), unit, benchunit.Scale(f.Head, class), unit, benchunit.Scale(f.Delta, class), unit)
+			}
+			fmt.Fprintln(w)
+		}
+		if len(y.Profiles) >= 2 {
+			fmt.Fprintf(w, "`go tool pprof -diff_base %s %s` (add `-tagfocus phase=job` for the job alone)\n", y.Profiles[0], y.Profiles[1])
+		}
+	}
 }

@@ -1,0 +1,75 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render"
+)
+
+// hotBench builds pprofdiff's test program as a bench binary whose main.hot runs
+// rounds times: it takes a cell's arguments and writes the profiles asked for.
+func hotBench(t *testing.T, rounds string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bench.test")
+	out, err := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.hotRounds="+rounds, "./pprofdiff/testdata/hot").CombinedOutput()
+	if err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestExplainRegression: a confirmed regression in a cell's throughput and
+// allocations gets profiled on both sides; the head's slowed function tops the CPU
+// diff, the allocations diff is there, the profiles stay in the directory, and
+// report.md shows the functions and the pprof command.
+func TestExplainRegression(t *testing.T) {
+	const cell = "profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"
+	v := &judge.Verdict{Base: "main", Head: "slow", Regression: true, Findings: []judge.Finding{
+		{Cell: cell, Unit: "steady-rows/s", Better: 1, Status: judge.Regression},
+		{Cell: cell, Unit: "job-allocs/op", Better: -1, Status: judge.Regression},
+		{Cell: "profile=mem/workload=bid/rows=1000/persist=on/scan=merged/barrier=100rows/par=2", Unit: "steady-rows/s", Better: 1, Status: judge.NoRegression},
+	}}
+	dir := t.TempDir()
+	sides := [2]profiledSide{{"base", hotBench(t, "1")}, {"head", hotBench(t, "6")}}
+	explain(context.Background(), dir, sides, nil, time.Minute, v)
+	if len(v.Why) != 1 {
+		t.Fatalf("%d cells explained, want the one that regressed: %+v", len(v.Why), v.Why)
+	}
+	w := v.Why[0]
+	if w.Error != "" {
+		t.Fatal(w.Error)
+	}
+	if w.CPU == nil || len(w.CPU.Flat) == 0 || w.CPU.Flat[0].Name != "main.hot" {
+		t.Errorf("CPU diff %+v, want main.hot on top", w.CPU)
+	}
+	if w.Heap == nil || w.Heap.HeadTotal <= w.Heap.BaseTotal {
+		t.Errorf("heap diff %+v, want the head's extra allocations", w.Heap)
+	}
+	for _, p := range w.Profiles {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Error(err)
+		}
+	}
+	var md bytes.Buffer
+	render.WriteReport(&md, v, "benchrun compare main slow", "fixture", nil)
+	for _, want := range []string{"### Why `" + cell + "` regressed", "| `main.hot` |", "go tool pprof -diff_base profiles/base-"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+
+	// A binary that cannot profile the cell leaves a reason, not a failed compare.
+	v.Why = nil
+	explain(context.Background(), t.TempDir(), [2]profiledSide{{"base", "/nonexistent"}, {"head", "/nonexistent"}}, nil, time.Minute, v)
+	if len(v.Why) != 1 || v.Why[0].Error == "" {
+		t.Errorf("explain with a missing binary: %+v, want the cell with an error", v.Why)
+	}
+}
