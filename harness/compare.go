@@ -134,7 +134,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		measured sides
 		traces   [2][]string
 		notes    []string
-		confirm  func(cells []contract.Cell) (sides, error)
+		confirm  func(cells []contract.Cell, rounds int) (sides, error)
 		why      func(v *judge.Verdict) // profiles the confirmed regressions
 		extend   extendFunc
 		perCell  time.Duration
@@ -207,8 +207,8 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			}
 			return more, err
 		}
-		confirm = func(cells []contract.Cell) (sides, error) {
-			again, _, err := run("confirm", "-confirm", cells, 1, cfg.Count*cfg.Confirm, sides{})
+		confirm = func(cells []contract.Cell, rounds int) (sides, error) {
+			again, _, err := run("confirm", "-confirm", cells, 1, rounds, sides{})
 			return again, err
 		}
 		why = func(v *judge.Verdict) {
@@ -286,7 +286,7 @@ func writeResults(name string, results []*benchfmt.Result, units benchfmt.UnitMe
 // confirmRegressions re-runs the cells of suspected regressions in a pass of their
 // own and keeps a regression only if the fresh samples, judged on their own, show
 // it again.
-func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options, rerun func([]contract.Cell) (sides, error)) error {
+func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options, rerun func([]contract.Cell, int) (sides, error)) error {
 	byLabel := map[string]contract.Cell{}
 	for _, c := range cfg.Matrix.Cells() {
 		byLabel[c.Name()] = c
@@ -297,7 +297,8 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 			cells = append(cells, c)
 		}
 	}
-	again, err := rerun(cells)
+	rounds := confirmRounds(cfg, opts, len(cells))
+	again, err := rerun(cells, rounds)
 	if err != nil {
 		return err
 	}
@@ -306,8 +307,24 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 		return err
 	}
 	judge.Confirm(v, av)
-	v.Notes = append(v.Notes, fmt.Sprintf("suspected regressions were re-run %d× on both sides (base-confirm.txt, head-confirm.txt) and kept only if seen again", cfg.Count*cfg.Confirm))
+	v.Notes = append(v.Notes, fmt.Sprintf("suspected regressions were re-run %d× on both sides (base-confirm.txt, head-confirm.txt) and kept only if seen again", rounds))
 	return nil
+}
+
+// confirmRounds is how many rounds the confirmation runs: --confirm batches of
+// --count, but at least enough for the paired test to reach the level Holm's or
+// BH's strictest step asks over the cells' judged pairs (with 6 rounds its
+// smallest p, 0.031, could never pass the adaptive compare's α = 0.0221, so no
+// regression was ever confirmed).
+func confirmRounds(cfg CompareConfig, opts judge.Options, cells int) int {
+	pairs := 0
+	for _, th := range opts.Thresholds {
+		if th > 0 {
+			pairs++
+		}
+	}
+	pairs = max(pairs*cells, 1)
+	return max(cfg.Count*cfg.Confirm, judge.MinPairedRounds(opts.Alpha/float64(pairs)))
 }
 
 // writeComparison writes the table of every metric, verdict.json, the plots and

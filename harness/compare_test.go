@@ -182,3 +182,26 @@ func wholeJobThresholds() judge.Thresholds {
 	th.Set("rows/s=3%,sec/op=3%,barrier-p99-sec=10%")
 	return th
 }
+
+// TestConfirmRounds: the confirmation runs --confirm × --count rounds, but never so
+// few that its paired test cannot reach the level over the cells' judged pairs:
+// the smallest signed-rank p-value of n pairs is 2/2ⁿ.
+func TestConfirmRounds(t *testing.T) {
+	th := judge.DefaultThresholds() // 5 judged units
+	for _, tc := range []struct {
+		count, confirm, cells int
+		alpha                 float64
+		want                  int
+	}{
+		{10, 1, 1, 0.05, 10},  // level 0.01 needs 8
+		{6, 1, 1, 0.0221, 9},  // level 0.0044 needs 9 (2/2⁹ = 0.0039)
+		{6, 1, 3, 0.0221, 11}, // 15 pairs: level 0.0015 needs 11
+		{6, 2, 1, 0.05, 12},   // two batches are more than enough
+		{3, 1, 1, 0.05, 8},
+	} {
+		got := confirmRounds(CompareConfig{Measure: Measure{Count: tc.count}, Confirm: tc.confirm}, judge.Options{Thresholds: th, Alpha: tc.alpha}, tc.cells)
+		if got != tc.want {
+			t.Errorf("count %d, confirm %d, %d cells, α %g: %d rounds, want %d", tc.count, tc.confirm, tc.cells, tc.alpha, got, tc.want)
+		}
+	}
+}

@@ -289,9 +289,15 @@ func RoundsToDetect(sd, threshold, alpha float64) int {
 		return 0
 	}
 	n := (zQuantile(1-alpha/2) + zQuantile(Power)) * sd / math.Log1p(threshold)
-	rounds := int(math.Ceil(n * n))
-	for math.Ldexp(1, 1-rounds) > alpha { // the test's floor: p ≥ 2/2ⁿ
-		rounds++
+	return max(int(math.Ceil(n*n)), MinPairedRounds(alpha))
+}
+
+// MinPairedRounds is the fewest paired rounds with which the signed-rank test can
+// reach level at all: its smallest p-value is 2/2ⁿ.
+func MinPairedRounds(level float64) int {
+	n := 1
+	for math.Ldexp(1, 1-n) > level {
+		n++
 	}
-	return rounds
+	return n
 }
