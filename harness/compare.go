@@ -297,7 +297,13 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 			cells = append(cells, c)
 		}
 	}
-	rounds := confirmRounds(cfg, opts, len(cells))
+	judged := 0 // the pairs the confirmation will judge: those of the cells re-run
+	for _, f := range v.Findings {
+		if f.Status != judge.NotJudged && slices.Contains(v.RegressedCells(), f.Cell) {
+			judged++
+		}
+	}
+	rounds := confirmRounds(cfg, opts.Alpha, judged)
 	again, err := rerun(cells, rounds)
 	if err != nil {
 		return err
@@ -312,19 +318,12 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 }
 
 // confirmRounds is how many rounds the confirmation runs: --confirm batches of
-// --count, but at least enough for the paired test to reach the level Holm's or
-// BH's strictest step asks over the cells' judged pairs (with 6 rounds its
+// --count, but at least enough for the paired test to reach alpha ÷ the judged
+// pairs, the strictest step of Holm's or BH's correction (with 6 rounds its
 // smallest p, 0.031, could never pass the adaptive compare's α = 0.0221, so no
 // regression was ever confirmed).
-func confirmRounds(cfg CompareConfig, opts judge.Options, cells int) int {
-	pairs := 0
-	for _, th := range opts.Thresholds {
-		if th > 0 {
-			pairs++
-		}
-	}
-	pairs = max(pairs*cells, 1)
-	return max(cfg.Count*cfg.Confirm, judge.MinPairedRounds(opts.Alpha/float64(pairs)))
+func confirmRounds(cfg CompareConfig, alpha float64, judged int) int {
+	return max(cfg.Count*cfg.Confirm, judge.MinPairedRounds(alpha/float64(max(judged, 1))))
 }
 
 // writeComparison writes the table of every metric, verdict.json, the plots and

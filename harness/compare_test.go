@@ -184,24 +184,23 @@ func wholeJobThresholds() judge.Thresholds {
 }
 
 // TestConfirmRounds: the confirmation runs --confirm × --count rounds, but never so
-// few that its paired test cannot reach the level over the cells' judged pairs:
-// the smallest signed-rank p-value of n pairs is 2/2ⁿ.
+// few that its paired test cannot reach alpha over the judged pairs: the smallest
+// signed-rank p-value of n pairs is 2/2ⁿ.
 func TestConfirmRounds(t *testing.T) {
-	th := judge.DefaultThresholds() // 5 judged units
 	for _, tc := range []struct {
-		count, confirm, cells int
-		alpha                 float64
-		want                  int
+		count, confirm, judged int
+		alpha                  float64
+		want                   int
 	}{
-		{10, 1, 1, 0.05, 10},  // level 0.01 needs 8
-		{6, 1, 1, 0.0221, 9},  // level 0.0044 needs 9 (2/2⁹ = 0.0039)
-		{6, 1, 3, 0.0221, 11}, // 15 pairs: level 0.0015 needs 11
-		{6, 2, 1, 0.05, 12},   // two batches are more than enough
-		{3, 1, 1, 0.05, 8},
+		{10, 1, 5, 0.05, 10},   // level 0.01 needs 8
+		{6, 1, 5, 0.0221, 9},   // level 0.0044 needs 9 (2/2⁹ = 0.0039)
+		{6, 1, 15, 0.0221, 11}, // level 0.0015 needs 11
+		{6, 2, 5, 0.05, 12},    // two batches are more than enough
+		{3, 1, 5, 0.05, 8},
+		{8, 1, 2, 0.05, 8}, // level 0.025 needs 7
 	} {
-		got := confirmRounds(CompareConfig{Measure: Measure{Count: tc.count}, Confirm: tc.confirm}, judge.Options{Thresholds: th, Alpha: tc.alpha}, tc.cells)
-		if got != tc.want {
-			t.Errorf("count %d, confirm %d, %d cells, α %g: %d rounds, want %d", tc.count, tc.confirm, tc.cells, tc.alpha, got, tc.want)
+		if got := confirmRounds(CompareConfig{Measure: Measure{Count: tc.count}, Confirm: tc.confirm}, tc.alpha, tc.judged); got != tc.want {
+			t.Errorf("count %d, confirm %d, %d judged pairs, α %g: %d rounds, want %d", tc.count, tc.confirm, tc.judged, tc.alpha, got, tc.want)
 		}
 	}
 }
