@@ -1,19 +1,35 @@
-// Package ci holds the nightly and pull-request workflows and the scripts they call;
-// its tests lint the workflows and run the scripts on a tiny matrix.
+// Package ci holds the scripts the GitHub workflows (.github/workflows) call; its
+// tests lint the workflows and run the scripts on a tiny matrix, with a fake gh
+// and local git remotes.
 package ci
 
 import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 func TestWorkflowsPassActionlint(t *testing.T) {
-	out, err := exec.Command("go", "tool", "actionlint", "-no-color", "nightly.yml", "pr.yml").CombinedOutput()
+	workflows, _ := filepath.Glob("../.github/workflows/*.yml")
+	if len(workflows) != 3 {
+		t.Fatalf("workflows %v, want nightly, pr-benchmark and pr-comment", workflows)
+	}
+	out, err := exec.Command("go", append([]string{"tool", "actionlint", "-no-color", "-config-file", "../.github/actionlint.yaml"}, workflows...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("actionlint: %v\n%s", err, out)
+	}
+	// Every action is pinned by a full commit SHA, with its version in a comment.
+	pinned := regexp.MustCompile(`uses: [\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+$`)
+	for _, w := range workflows {
+		data, _ := os.ReadFile(w)
+		for _, line := range strings.Split(string(data), "\n") {
+			if strings.Contains(line, "uses:") && !pinned.MatchString(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "- "))) {
+				t.Errorf("%s: %q is not pinned by SHA with its version", filepath.Base(w), strings.TrimSpace(line))
+			}
+		}
 	}
 	// And it does catch a broken workflow.
 	broken := filepath.Join(t.TempDir(), "broken.yml")
@@ -116,5 +132,177 @@ func TestPRCompareScript(t *testing.T) {
 	}
 	if !strings.Contains(log, "comparing HEAD") {
 		t.Errorf("the script did not say what it compares:\n%s", log)
+	}
+}
+
+// git runs git in dir, failing the test on an error.
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// fakeGH puts testdata/gh first on PATH and returns its state directory.
+func fakeGH(t *testing.T) (env []string, state string) {
+	t.Helper()
+	state = t.TempDir()
+	bin := t.TempDir()
+	abs, _ := filepath.Abs("testdata/gh")
+	if err := os.Symlink(abs, filepath.Join(bin, "gh")); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "FAKE_GH=" + state, "GH_TOKEN=secret"}, state
+}
+
+func readFile(t *testing.T, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestPRComment: the first run comments with the plots pushed to the assets branch
+// and linked by absolute URL; the second run edits that comment instead of adding
+// one, and keeps the first run's plots; a PR number that is not a number is refused.
+func TestPRComment(t *testing.T) {
+	env, state := fakeGH(t)
+	server := t.TempDir()
+	git(t, server, "init", "-q", "--bare", "o/r.git")
+	report := t.TempDir()
+	os.MkdirAll(filepath.Join(report, "plots"), 0o755)
+	os.WriteFile(filepath.Join(report, "report.md"), []byte("## backfill-bench\n\n![variants](plots/variants.png)\n"), 0o644)
+	os.WriteFile(filepath.Join(report, "pr-number"), []byte("7\n"), 0o644)
+	os.WriteFile(filepath.Join(report, "plots", "variants.png"), []byte("png"), 0o644)
+	env = append(env, "REPO=o/r", "SERVER_URL="+server, "RAW_URL=https://raw.example")
+
+	for _, step := range []struct{ run, call string }{{"100", "-X POST repos/o/r/issues/7/comments"}, {"101", "-X PATCH repos/o/r/issues/comments/99"}} {
+		log, code := script(t, append(env, "RUN_ID="+step.run), "pr-comment.sh", report)
+		if code != 0 {
+			t.Fatalf("run %s: exit %d\n%s", step.run, code, log)
+		}
+		if calls := readFile(t, filepath.Join(state, "log")); !strings.Contains(calls, step.call) {
+			t.Errorf("run %s: gh calls %q, want %q", step.run, calls, step.call)
+		}
+		body := readFile(t, filepath.Join(state, "body"))
+		if want := "](https://raw.example/o/r/benchmark-assets/pr-7/" + step.run + "/variants.png)"; !strings.HasPrefix(body, "<!-- backfill-bench-report -->") || !strings.Contains(body, want) {
+			t.Errorf("run %s: comment body %q, want the marker and %s", step.run, body, want)
+		}
+	}
+	if n := strings.Count(readFile(t, filepath.Join(state, "log")), "POST"); n != 1 {
+		t.Errorf("%d comments created, want 1", n)
+	}
+	files := git(t, filepath.Join(server, "o/r.git"), "ls-tree", "-r", "--name-only", "benchmark-assets")
+	if files != "pr-7/100/variants.png\npr-7/101/variants.png" {
+		t.Errorf("assets branch holds %q", files)
+	}
+	os.WriteFile(filepath.Join(report, "pr-number"), []byte("7; rm -rf /\n"), 0o644)
+	if log, code := script(t, append(env, "RUN_ID=102"), "pr-comment.sh", report); code != 2 {
+		t.Errorf("a bad pr-number: exit %d, want 2\n%s", code, log)
+	}
+}
+
+// TestPushRetry: a push refused because the branch moved is fetched, rebased and
+// pushed again, keeping both commits.
+func TestPushRetry(t *testing.T) {
+	remote := filepath.Join(t.TempDir(), "r.git")
+	git(t, ".", "init", "-q", "--bare", remote)
+	a, b := t.TempDir(), t.TempDir()
+	for _, dir := range []string{a, b} {
+		git(t, dir, "init", "-q")
+	}
+	os.WriteFile(filepath.Join(a, "one"), []byte("1"), 0o644)
+	git(t, a, "add", ".")
+	git(t, a, "commit", "-q", "-m", "one")
+	git(t, a, "push", "-q", remote, "HEAD:refs/heads/main")
+	git(t, b, "fetch", "-q", remote, "main")
+	git(t, b, "checkout", "-q", "-B", "main", "FETCH_HEAD")
+	os.WriteFile(filepath.Join(a, "two"), []byte("2"), 0o644) // the other writer
+	git(t, a, "add", ".")
+	git(t, a, "commit", "-q", "-m", "two")
+	git(t, a, "push", "-q", remote, "HEAD:refs/heads/main")
+	os.WriteFile(filepath.Join(b, "three"), []byte("3"), 0o644) // this one, behind
+	git(t, b, "add", ".")
+	git(t, b, "commit", "-q", "-m", "three")
+	log, code := script(t, []string{"PUSH_WAIT=0", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t"}, "push-retry.sh", b, remote, "main")
+	if code != 0 || !strings.Contains(log, "try 2") {
+		t.Fatalf("push-retry: exit %d, want a push on the second try\n%s", code, log)
+	}
+	if got := git(t, remote, "log", "--format=%s", "main"); got != "three\ntwo\none" {
+		t.Errorf("main is %q, want three on top of two and one", got)
+	}
+}
+
+// TestNightlyAlert: a regression change point opens one issue; seen again, it is
+// commented on; newest-night alerts and improvements open none.
+func TestNightlyAlert(t *testing.T) {
+	env, state := fakeGH(t)
+	env = append(env, "REPO=o/r")
+	alerts := filepath.Join(t.TempDir(), "alerts.json")
+	os.WriteFile(alerts, []byte(`[
+{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"20261103T020000Z-c02","commit":"c0200000000abcdef","delta":-0.08},
+{"kind":"newest night","status":"regression","cell":"x","unit":"steady-rows/s","night":"n","commit":"c","delta":-0.1},
+{"kind":"change point","status":"improvement","cell":"y","unit":"write-amp","night":"n","commit":"c","delta":-0.1}]`), 0o644)
+	for i := range 2 {
+		if log, code := script(t, env, "nightly-alert.sh", alerts); code != 0 {
+			t.Fatalf("run %d: exit %d\n%s", i+1, code, log)
+		}
+	}
+	issues := readFile(t, filepath.Join(state, "issues"))
+	if strings.Count(issues, "\n") != 1 || !strings.Contains(issues, "Nightly regression: steady-rows/s of profile=mem/workload=narrow") {
+		t.Errorf("issues %q, want one for the change point", issues)
+	}
+	calls := readFile(t, filepath.Join(state, "log"))
+	if strings.Count(calls, "issue create") != 1 || strings.Count(calls, "issue comment 1") != 1 {
+		t.Errorf("gh calls:\n%s\nwant one create, then one comment on #1", calls)
+	}
+}
+
+// TestNightlyPublish: publish-history commits the history without its images and
+// pushes it to main; publish-pages puts the dashboard and the images on the pages
+// branch, not main.
+func TestNightlyPublish(t *testing.T) {
+	repo := t.TempDir()
+	git(t, repo, "init", "-q")
+	for _, f := range []string{"nightly.sh", "push-retry.sh", "git-auth.sh"} {
+		data := readFile(t, f)
+		os.MkdirAll(filepath.Join(repo, "ci"), 0o755)
+		os.WriteFile(filepath.Join(repo, "ci", f), []byte(data), 0o755)
+	}
+	os.WriteFile(filepath.Join(repo, "README.md"), []byte("x"), 0o644)
+	git(t, repo, "add", ".")
+	git(t, repo, "commit", "-q", "-m", "start")
+	remote := filepath.Join(t.TempDir(), "r.git")
+	git(t, ".", "init", "-q", "--bare", remote)
+	git(t, repo, "push", "-q", remote, "HEAD:refs/heads/main")
+	night := filepath.Join(repo, "results", "history", "fp1", "20261101T020000Z-c00")
+	os.MkdirAll(night, 0o755)
+	os.WriteFile(filepath.Join(night, "results.txt"), []byte("commit: c00\ncommit-time: 2026-11-01T01:00:00Z\nmachine: fp1\nUnit steady-rows/s better=higher\n"+
+		strings.Repeat("BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2-2 1 100 steady-rows/s\n", 6)), 0o644)
+	os.WriteFile(filepath.Join(night, "nightly.md"), []byte("# night\n"), 0o644)
+	os.WriteFile(filepath.Join(repo, "results", "history", "fp1", "trends-mem.png"), []byte("png"), 0o644)
+
+	env := []string{"BENCHRUN=" + benchrun(t), "PUSH_WAIT=0"}
+	nightly := filepath.Join(repo, "ci", "nightly.sh")
+	if log, code := script(t, env, nightly, "publish-history", remote); code != 0 {
+		t.Fatalf("publish-history: exit %d\n%s", code, log)
+	}
+	onMain := git(t, remote, "ls-tree", "-r", "--name-only", "main")
+	if !strings.Contains(onMain, "results/history/fp1/20261101T020000Z-c00/results.txt") || strings.Contains(onMain, ".png") {
+		t.Errorf("main holds %q: want the night's results and no images", onMain)
+	}
+	if log, code := script(t, env, nightly, "publish-pages", remote, "https://example.invalid/commit/%s"); code != 0 {
+		t.Fatalf("publish-pages: exit %d\n%s", code, log)
+	}
+	pages := git(t, remote, "ls-tree", "-r", "--name-only", "benchmark-pages")
+	for _, want := range []string{"index.html", "fp1-mem.html", "history/fp1/trends-mem.png", "history/fp1/20261101T020000Z-c00/nightly.md"} {
+		if !strings.Contains(pages, want) {
+			t.Errorf("the pages branch lacks %s: %q", want, pages)
+		}
 	}
 }

@@ -6,7 +6,11 @@
 #
 # BASE_BRANCH defaults to main (origin/main when that exists); OUT to compare/pr.
 # Environment:
-#   BENCHRUN      how to invoke benchrun (default: go run ./cmd/benchrun)
+#   BENCHRUN      how to invoke benchrun (default: go run ./cmd/benchrun); the PR
+#                 workflow builds it from the base commit, so a PR cannot change
+#                 the verdict's own code or thresholds
+#   SRC           the checkout to compare (default: this repository); the PR
+#                 workflow checks the PR out apart from the trusted base
 #   COMPARE_ARGS  extra flags for benchrun compare, e.g. "--profile gp3 --count 10"
 #
 # Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error,
@@ -18,14 +22,15 @@ read -r -a benchrun <<<"${BENCHRUN:-go run ./cmd/benchrun}"
 read -r -a extra <<<"${COMPARE_ARGS:-}"
 branch="${1:-main}"
 out="${2:-compare/pr}"
+src="${SRC:-$PWD}"
 
 target="$branch"
-if git rev-parse --verify --quiet "origin/$branch^{commit}" >/dev/null; then
+if git -C "$src" rev-parse --verify --quiet "origin/$branch^{commit}" >/dev/null; then
 	target="origin/$branch"
 fi
-base="$(git merge-base "$target" HEAD)" || { echo "no merge base of $target and HEAD" >&2; exit 2; }
-echo "comparing HEAD $(git rev-parse --short HEAD) with merge base $(git rev-parse --short "$base") of $target" >&2
+base="$(git -C "$src" merge-base "$target" HEAD)" || { echo "no merge base of $target and HEAD" >&2; exit 2; }
+echo "comparing HEAD $(git -C "$src" rev-parse --short HEAD) with merge base $(git -C "$src" rev-parse --short "$base") of $target" >&2
 status=0
-"${benchrun[@]}" compare --out "$out" "${extra[@]}" "$base" HEAD || status=$?
+"${benchrun[@]}" compare --src "$src" --out "$out" "${extra[@]}" "$base" HEAD || status=$?
 echo "report: $out/report.md" >&2
 exit "$status"
