@@ -41,6 +41,9 @@ type CompareConfig struct {
 	Force       bool   // replace Out if it holds an earlier compare's output
 	CommandLine []string
 	NoPlots     bool
+	// CellsFromDiff, a file of rules from changed paths to extra cells (see
+	// ci/cells-by-path.json), adds to the matrix the cells the change may touch.
+	CellsFromDiff string
 }
 
 // sideSpec is what a user named as one side.
@@ -101,6 +104,9 @@ func (cfg *CompareConfig) setup() (*compareSetup, error) {
 	}
 	if err := cfg.Options.Validate(); err != nil {
 		return bad(err)
+	}
+	if cfg.CellsFromDiff != "" && s.base.file != "" {
+		return bad(fmt.Errorf("--cells-from-diff %s: the sides are results files, not commits: there is no diff", cfg.CellsFromDiff))
 	}
 	if s.base.file == "" {
 		m, err := cfg.Measure.setup()
@@ -163,6 +169,17 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		}
 		if dir, err = compareDir(cfg, checkout.Dir, s); err != nil {
 			return nil, err
+		}
+		if cfg.CellsFromDiff != "" {
+			changed, err := runner.ChangedPaths(ctx, checkout.Dir, s.base.ref, s.head.ref)
+			if err != nil {
+				return nil, fmt.Errorf("--cells-from-diff: %w", err)
+			}
+			more, err := addCellsFromDiff(&cfg.Matrix, cfg.CellsFromDiff, changed)
+			if err != nil {
+				return nil, &ConfigError{err}
+			}
+			notes = append(notes, more...)
 		}
 		b, err := newBuilds(ctx, cfg, checkout, dir, s.base, s.head)
 		if b != nil {

@@ -128,3 +128,18 @@ func procField(path, key string) string {
 func (m Machine) Describe() string {
 	return fmt.Sprintf("`%s`, %s, %d cores, %s", m.Fingerprint, m.CPU, m.Cores, m.OS)
 }
+
+// ChangedPaths lists the files head changed since it left base (git diff
+// base...head), or, for the working tree (head ""), the files that differ from
+// base. The refs go to git as arguments.
+func ChangedPaths(ctx context.Context, dir, base, head string) ([]string, error) {
+	args := []string{"diff", "--name-only", "--end-of-options", base}
+	if head != "" {
+		args[len(args)-1] = base + "..." + head
+	}
+	out, err := command(ctx, dir, "git", append(args, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}

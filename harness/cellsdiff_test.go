@@ -1,0 +1,49 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCellsFromDiff: the shipped rules parse; a change to the per-vnode iterator
+// adds the per-vnode scan, one under bench/storage/ adds gp3 and the checkpoint read,
+// a change elsewhere adds nothing; a rule naming an unknown dimension is refused.
+func TestCellsFromDiff(t *testing.T) {
+	rules := filepath.Join("..", "ci", "cells-by-path.json")
+	for _, tc := range []struct {
+		changed []string
+		want    map[string]string // dimension: its values after
+		notes   int
+	}{
+		{[]string{"README.md", "harness/site.go"}, map[string]string{"scan": "merged", "profile": "mem", "read": "uncommitted"}, 0},
+		{[]string{"bench/backfill/vnodeiter.go"}, map[string]string{"scan": "merged,per-vnode", "profile": "mem"}, 1},
+		{[]string{"bench/storage/store.go"}, map[string]string{"profile": "mem,gp3", "read": "uncommitted,checkpoint", "scan": "merged"}, 2},
+		{[]string{"workloads/catalog.go", "bench/source/source.go"}, map[string]string{"workload": "narrow,bid,narrow+pk-update"}, 1},
+	} {
+		m := QuickMatrix()
+		notes, err := addCellsFromDiff(&m, rules, tc.changed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for dim, want := range tc.want {
+			if got := m.Get(dim); got != want {
+				t.Errorf("%v: %s = %s, want %s", tc.changed, dim, got, want)
+			}
+		}
+		if len(notes) != tc.notes {
+			t.Errorf("%v: notes %q, want %d", tc.changed, notes, tc.notes)
+		}
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`[{"paths": ["x"], "add": {"colour": "blue"}, "why": "?"}]`), 0o644)
+	m := QuickMatrix()
+	if _, err := addCellsFromDiff(&m, bad, []string{"x"}); err == nil || !strings.Contains(err.Error(), "colour") {
+		t.Errorf("an unknown dimension: err = %v", err)
+	}
+	os.WriteFile(bad, []byte(`{"not": "a list"}`), 0o644)
+	if _, err := addCellsFromDiff(&m, bad, nil); err == nil {
+		t.Error("a file that is not a list of rules parsed")
+	}
+}
