@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -304,5 +305,48 @@ func TestNightlyPublish(t *testing.T) {
 		if !strings.Contains(pages, want) {
 			t.Errorf("the pages branch lacks %s: %q", want, pages)
 		}
+	}
+}
+
+// TestK8sJob: the rendered Job fixes every shard to the commit given (and refuses a
+// branch name), asks for less than the named node type allocates, with limits equal
+// to requests (Guaranteed QoS), and shares no volume; collect takes each pod's
+// results from its log.
+func TestK8sJob(t *testing.T) {
+	sha := strings.Repeat("ab", 20)
+	out, code := script(t, nil, "k8s-nightly.sh", "render", sha)
+	if code != 0 {
+		t.Fatalf("render: exit %d\n%s", code, out)
+	}
+	if !strings.Contains(out, "value: "+sha) || strings.Contains(out, "__REVISION__") {
+		t.Errorf("the rendered Job does not fix the commit:\n%s", out)
+	}
+	if strings.Contains(out, "persistentVolumeClaim") || !strings.Contains(out, "emptyDir") {
+		t.Error("the pods share a volume")
+	}
+	req := regexp.MustCompile(`requests: \{cpu: "(\d+)", memory: (\d+)Gi\}`).FindStringSubmatch(out)
+	lim := regexp.MustCompile(`limits: \{cpu: "(\d+)", memory: (\d+)Gi\}`).FindStringSubmatch(out)
+	if req == nil || lim == nil || req[1] != lim[1] || req[2] != lim[2] {
+		t.Errorf("requests %v and limits %v differ: not Guaranteed QoS", req, lim)
+	} else if cpu, _ := strconv.Atoi(req[1]); cpu >= 4 || func() bool { gi, _ := strconv.Atoi(req[2]); return gi >= 15 }() || !strings.Contains(out, "instance-type: m6i.xlarge") {
+		t.Errorf("requests %s CPUs, %s GiB do not fit an m6i.xlarge's allocatable (about 3.9 CPUs, 14.5 GiB)", req[1], req[2])
+	}
+	if out, code := script(t, nil, "k8s-nightly.sh", "render", "main"); code != 2 {
+		t.Errorf("render main: exit %d, want 2\n%s", code, out)
+	}
+
+	// collect, with a fake kubectl whose two pods printed their results.
+	bin := t.TempDir()
+	results := "BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2-2 1 100 steady-rows/s\n"
+	fake := "#!/usr/bin/env bash\ncase \"$1\" in\nget) echo pod-0 pod-1 ;;\nlogs) printf 'cloning\\n--- backfill-bench results ---\\nmachine: fp1\\n" + strings.TrimSuffix(results, "\n") + "\\n--- end of results ---\\n' ;;\nesac\n"
+	os.WriteFile(filepath.Join(bin, "kubectl"), []byte(fake), 0o755)
+	hist := filepath.Join(t.TempDir(), "history")
+	env := []string{"KUBECTL=" + filepath.Join(bin, "kubectl"), "BENCHRUN=" + benchrun(t), "HISTORY=" + hist}
+	if out, code := script(t, env, "k8s-nightly.sh", "collect"); code > 1 {
+		t.Fatalf("collect: exit %d\n%s", code, out)
+	}
+	nights, _ := filepath.Glob(filepath.Join(hist, "*", "*", "results.txt"))
+	if len(nights) != 1 || strings.Count(readFile(t, nights[0]), "steady-rows/s\n") != 2 {
+		t.Errorf("recorded nights %v: want one with both pods' results", nights)
 	}
 }
