@@ -32,6 +32,16 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 			}
 		}
 	}
+	// Fork safety: the run that builds the PR has a read-only token and keeps no
+	// credentials; the run with the write token never checks the PR out.
+	pr := readFile(t, "../.github/workflows/pr-benchmark.yml")
+	if !strings.Contains(pr, "permissions:\n  contents: read\n") || strings.Contains(pr, "write") || strings.Count(pr, "persist-credentials: false") != 2 {
+		t.Error("pr-benchmark.yml: want contents: read only and no credentials kept by either checkout")
+	}
+	comment := readFile(t, "../.github/workflows/pr-comment.yml")
+	if !strings.Contains(comment, "workflow_run:") || strings.Contains(comment, "head.sha") || strings.Contains(comment, "head_sha") || strings.Contains(comment, "ref:") {
+		t.Error("pr-comment.yml: want a workflow_run job that never checks out the PR")
+	}
 	// And it does catch a broken workflow.
 	broken := filepath.Join(t.TempDir(), "broken.yml")
 	os.WriteFile(broken, []byte("on: push\njobs:\n  x:\n    runs-on: ubuntu-latest\n    steps:\n      - run: echo ${{ github.nope }}\n"), 0o644)
