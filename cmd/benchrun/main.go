@@ -70,6 +70,8 @@ func commands() []command {
 		{"merge", "combine results files (of shards) into one", runMerge},
 		{"plot", "draw the plots of a results or compare directory", runPlot},
 		{"site", "write a static dashboard of the nightly history", runSite},
+		{"fit", "fit the cost model to results of several table sizes", runFit},
+		{"predict", "predict a larger job's time, rows/s and persistence overhead from a fitted model", runPredict},
 		{"crashtest", "cut the power at random points of small jobs and check every recovery", runCrashTest},
 		{"profiles", "list hardware profiles with every knob", runProfiles},
 		{"workloads", "list workloads: tables, key distributions, change mixes", runWorkloads},

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+)
+
+func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
+	out := fs.String("out", "model.json", "where the model goes (`file`)")
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), "usage: benchrun fit [--out model.json] RESULTS...\n\nFits the cost model (a per-row cost, one that grows with the table's size, a\nper-epoch and a per-persisted-epoch cost) to backfill results of one profile,\nworkload, scan and par, with 95 % bootstrap intervals.\n\n")
+		fs.PrintDefaults()
+	}
+	pos, err := parseInterspersed(fs, stderr, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageError{errors.New("fit: want results files")}
+	}
+	return usageOf(harness.FitModel(stdout, pos, *out))
+}
+
+func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
+	model := fs.String("model", "model.json", "the model `file` benchrun fit wrote")
+	rows := fs.Float64("rows", 0, "rows of the table (required)")
+	barrier := fs.String("barrier", "1s", "barriers: an interval (1s) or snapshot rows per epoch (50krows)")
+	persist := fs.String("persist", "off", "on or off")
+	fs.Usage = func() {
+		io.WriteString(fs.Output(), "usage: benchrun predict --model model.json --rows N [--barrier 1s] [--persist on|off]\n\nPredicts a job's time, rows/s and epochs with 95 % intervals (and, with\npersist on, its overhead), refusing what the model cannot extrapolate to.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := parse(fs, stderr, args); err != nil {
+		return err
+	}
+	if *persist != "on" && *persist != "off" {
+		return usageError{errors.New("predict: --persist: want on or off")}
+	}
+	cad, err := contract.ParseCadence(*barrier)
+	if err != nil {
+		return usageError{fmt.Errorf("predict: --barrier: %w", err)}
+	}
+	q := costmodel.Query{Rows: *rows, Barrier: cad.Interval.Seconds(), EpochRows: float64(cad.Rows), Persist: *persist == "on"}
+	return usageOf(harness.Predict(stdout, *model, q))
+}

@@ -1,0 +1,213 @@
+// Package costmodel fits a model of a backfill job's time to measured jobs and
+// predicts jobs larger than any measured, with intervals.
+//
+// The model: a job of N snapshot rows in E epochs takes
+//
+//	T = a·N + b·N·log10(N) + c·E + d·E·persist
+//
+// seconds: a per-row cost, a per-row cost that grows with the table (the LSM's
+// depth: compaction and read amplification), a per-epoch cost (reopening the scans,
+// the commit) and the per-epoch cost of persisting state (its rows grow with the
+// vnodes). With barriers every B seconds, E = T/B, so a prediction solves
+// T = (a·N + b·N·log10 N) / (1 − (c + d·persist)/B). Intervals come from refitting
+// bootstrap resamples of the jobs.
+package costmodel
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Job is one measured job.
+type Job struct {
+	Rows, Epochs float64
+	Persist      bool
+	Seconds      float64 // wall time
+}
+
+// Coefficients are the model's a, b, c, d (seconds per row, per row and decade of
+// rows, per epoch, per persisted epoch).
+type Coefficients [4]float64
+
+// Names are the coefficients' names, in order.
+var Names = [4]string{"per-row", "per-row-per-decade", "per-epoch", "per-persisted-epoch"}
+
+// Model is a fit with its bootstrap.
+type Model struct {
+	Coef       Coefficients   `json:"coef"`
+	Lo         Coefficients   `json:"lo"` // the 95 % interval
+	Hi         Coefficients   `json:"hi"`
+	Boot       []Coefficients `json:"boot"` // the resamples' fits, for prediction intervals
+	MinRows    float64        `json:"min_rows"`
+	MaxRows    float64        `json:"max_rows"`
+	Jobs       int            `json:"jobs"`
+	Persist    [2]bool        `json:"persist_seen"` // off, on
+	Confidence float64        `json:"confidence"`
+}
+
+// Fit fits the model by least squares, and its 95 % intervals from boot bootstrap
+// resamples of the jobs (seeded).
+func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
+	if len(jobs) < 8 {
+		return nil, fmt.Errorf("costmodel: %d jobs: want at least 8, over several sizes and epoch counts", len(jobs))
+	}
+	coef, err := solve(jobs)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Coef: coef, Jobs: len(jobs), MinRows: math.Inf(1), Confidence: 0.95}
+	for _, j := range jobs {
+		m.MinRows, m.MaxRows = math.Min(m.MinRows, j.Rows), math.Max(m.MaxRows, j.Rows)
+		if j.Persist {
+			m.Persist[1] = true
+		} else {
+			m.Persist[0] = true
+		}
+	}
+	r := rand.New(rand.NewPCG(seed, 0x636f7374))
+	sample := make([]Job, len(jobs))
+	for range boot {
+		for i := range sample {
+			sample[i] = jobs[r.IntN(len(jobs))]
+		}
+		if c, err := solve(sample); err == nil {
+			m.Boot = append(m.Boot, c)
+		}
+	}
+	if len(m.Boot) < boot/2 {
+		return nil, errors.New("costmodel: most bootstrap resamples could not be fitted: the jobs do not vary enough (sizes, epoch counts, persistence)")
+	}
+	for k := range m.Coef {
+		vals := make([]float64, len(m.Boot))
+		for i, c := range m.Boot {
+			vals[i] = c[k]
+		}
+		m.Lo[k], m.Hi[k] = percentile(vals, 0.025), percentile(vals, 0.975)
+	}
+	return m, nil
+}
+
+// solve is the least-squares fit of the jobs. Without jobs of both persistence
+// modes the per-persisted-epoch cost cannot be told from the per-epoch one: it is
+// left at 0, and the per-epoch cost is that of the mode measured.
+func solve(jobs []Job) (Coefficients, error) {
+	var on, off bool
+	for _, j := range jobs {
+		on, off = on || j.Persist, off || !j.Persist
+	}
+	cols := 3
+	if on && off {
+		cols = 4
+	}
+	x := mat.NewDense(len(jobs), cols, nil)
+	y := mat.NewVecDense(len(jobs), nil)
+	for i, j := range jobs {
+		p := 0.0
+		if j.Persist {
+			p = 1
+		}
+		x.SetRow(i, []float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p}[:cols])
+		y.SetVec(i, j.Seconds)
+	}
+	var qr mat.QR
+	qr.Factorize(x)
+	var b mat.VecDense
+	if err := qr.SolveVecTo(&b, false, y); err != nil {
+		return Coefficients{}, fmt.Errorf("costmodel: the jobs do not determine the model: %w", err)
+	}
+	var c Coefficients
+	for k := range cols {
+		c[k] = b.AtVec(k)
+		if math.IsNaN(c[k]) || math.IsInf(c[k], 0) {
+			return c, errors.New("costmodel: the jobs do not determine the model")
+		}
+	}
+	return c, nil
+}
+
+func percentile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[int(math.Round(q*float64(len(s)-1)))]
+}
+
+// Query is a job to predict: its rows, its barriers (every Barrier seconds, or
+// every EpochRows snapshot rows when that is > 0), persistence.
+type Query struct {
+	Rows, Barrier float64
+	EpochRows     float64
+	Persist       bool
+}
+
+// Prediction is a predicted job: its time and throughput, each with its interval.
+type Prediction struct {
+	Seconds, SecondsLo, SecondsHi float64
+	RowsPerSec                    float64
+	Epochs                        float64
+}
+
+// MaxExtrapolation is how far beyond the largest measured job a prediction may go,
+// as a factor of rows: the N·log N term carries it, and further out is a guess.
+const MaxExtrapolation = 10_000
+
+// Predict predicts q, refusing what the fit cannot speak for: persistence it never
+// saw, tables far outside the measured sizes, and barriers shorter than an epoch's
+// own fixed cost (no steady state: epochs would take longer than the interval).
+func (m *Model) Predict(q Query) (Prediction, error) {
+	switch {
+	case q.Rows <= 0 || q.Barrier <= 0 && q.EpochRows <= 0:
+		return Prediction{}, fmt.Errorf("predict: want rows > 0 and a barrier interval > 0")
+	case q.Persist && !m.Persist[1] || !q.Persist && !m.Persist[0]:
+		return Prediction{}, fmt.Errorf("predict: persist=%v: the model was fitted without such jobs", q.Persist)
+	case q.Rows < m.MinRows/10:
+		return Prediction{}, fmt.Errorf("predict: %g rows: the smallest measured job had %g; fixed costs the model leaves out dominate below that", q.Rows, m.MinRows)
+	case q.Rows > m.MaxRows*MaxExtrapolation:
+		return Prediction{}, fmt.Errorf("predict: %g rows: more than %d× the largest measured job (%g rows); measure larger jobs first", q.Rows, MaxExtrapolation, m.MaxRows)
+	}
+	t, err := seconds(m.Coef, q)
+	if err != nil {
+		return Prediction{}, err
+	}
+	var ts []float64
+	for _, c := range m.Boot {
+		if bt, err := seconds(c, q); err == nil {
+			ts = append(ts, bt)
+		}
+	}
+	p := Prediction{Seconds: t, RowsPerSec: q.Rows / t, SecondsLo: t, SecondsHi: t}
+	if q.EpochRows > 0 {
+		p.Epochs = math.Ceil(q.Rows / q.EpochRows)
+	} else {
+		p.Epochs = t / q.Barrier
+	}
+	if len(ts) > 0 {
+		p.SecondsLo, p.SecondsHi = percentile(ts, 0.025), percentile(ts, 0.975)
+	}
+	return p, nil
+}
+
+func seconds(c Coefficients, q Query) (float64, error) {
+	perEpoch := c[2]
+	if q.Persist {
+		perEpoch += c[3]
+	}
+	rows := c[0]*q.Rows + c[1]*q.Rows*math.Log10(q.Rows)
+	if q.EpochRows > 0 { // work-driven: the epochs are known
+		if t := rows + perEpoch*math.Ceil(q.Rows/q.EpochRows); t > 0 {
+			return t, nil
+		}
+		return 0, fmt.Errorf("predict: the model gives no positive time at %g rows", q.Rows)
+	}
+	if perEpoch >= q.Barrier {
+		return 0, fmt.Errorf("predict: an epoch's fixed cost (%.3gs) is not below the barrier interval (%gs): no steady state", perEpoch, q.Barrier)
+	}
+	if rows <= 0 {
+		return 0, fmt.Errorf("predict: the per-row terms are not positive at %g rows", q.Rows)
+	}
+	return rows / (1 - perEpoch/q.Barrier), nil
+}

@@ -1,0 +1,105 @@
+package costmodel
+
+import (
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// synthetic makes jobs from known coefficients with 2 % noise.
+func synthetic(c Coefficients, seed uint64) []Job {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var jobs []Job
+	for _, rows := range []float64{1e5, 3e5, 1e6, 3e6} {
+		for _, perEpoch := range []float64{5000, 50000} {
+			for _, persist := range []bool{false, true} {
+				for range 3 {
+					e := rows / perEpoch
+					p := 0.0
+					if persist {
+						p = 1
+					}
+					t := c[0]*rows + c[1]*rows*math.Log10(rows) + c[2]*e + c[3]*e*p
+					jobs = append(jobs, Job{Rows: rows, Epochs: e, Persist: persist, Seconds: t * (1 + 0.02*r.NormFloat64())})
+				}
+			}
+		}
+	}
+	return jobs
+}
+
+// TestFitRecoversCoefficients: on synthetic jobs with known coefficients, every
+// fitted coefficient's 95 % interval holds the true one, and the intervals are
+// narrow enough to mean something.
+func TestFitRecoversCoefficients(t *testing.T) {
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4}
+	m, err := Fit(synthetic(truth, 1), 500, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range truth {
+		if truth[k] < m.Lo[k] || truth[k] > m.Hi[k] {
+			t.Errorf("%s: true %g outside [%g, %g] (fit %g)", Names[k], truth[k], m.Lo[k], m.Hi[k], m.Coef[k])
+		}
+	}
+	if w := (m.Hi[0] - m.Lo[0]) / truth[0]; w > 1 {
+		t.Errorf("per-row interval %.0f %% of the value: too wide to recover anything", 100*w)
+	}
+}
+
+// TestPredict: a prediction solves the time-driven epochs (T = rows term ÷ (1 −
+// epoch cost/B)); predict refuses what the fit cannot speak for.
+func TestPredict(t *testing.T) {
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4}
+	m, err := Fit(synthetic(truth, 3), 300, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := Query{Rows: 1e8, Barrier: 1, Persist: true}
+	p, err := m.Predict(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (truth[0]*1e8 + truth[1]*1e8*8) / (1 - (truth[2]+truth[3])/1)
+	if math.Abs(p.Seconds/want-1) > 0.1 || p.SecondsLo > want || p.SecondsHi < want {
+		t.Errorf("1e8 rows: predicted %.1fs [%.1f, %.1f], true %.1fs", p.Seconds, p.SecondsLo, p.SecondsHi, want)
+	}
+	// Work-driven: the epochs are the rows over the rows per epoch.
+	wq, err := m.Predict(Query{Rows: 3e6, EpochRows: 5000, Persist: true})
+	if wantW := truth[0]*3e6 + truth[1]*3e6*math.Log10(3e6) + (truth[2]+truth[3])*600; err != nil || math.Abs(wq.Seconds/wantW-1) > 0.05 || wq.Epochs != 600 {
+		t.Errorf("3e6 rows, 5000 per epoch: %+v, %v; want %.2fs over 600 epochs", wq, err, wantW)
+	}
+	for _, tc := range []struct {
+		q    Query
+		want string
+	}{
+		{Query{Rows: 1e12, Barrier: 1}, "more than"},
+		{Query{Rows: 10, Barrier: 1}, "smallest measured"},
+		{Query{Rows: 1e6, Barrier: 0.001}, "no steady state"},
+		{Query{Rows: 1e6, Barrier: 0}, "barrier interval > 0"},
+	} {
+		if _, err := m.Predict(tc.q); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err = %v, want one saying %q", tc.q, err, tc.want)
+		}
+	}
+	off := synthetic(truth, 5)[:0]
+	for _, j := range synthetic(truth, 5) {
+		if !j.Persist {
+			off = append(off, j)
+		}
+	}
+	mOff, err := Fit(off, 100, 6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mOff.Predict(Query{Rows: 1e6, Barrier: 1, Persist: true}); err == nil || !strings.Contains(err.Error(), "without such jobs") {
+		t.Errorf("persist=on from a model of persist=off jobs: err = %v", err)
+	}
+	if _, err := mOff.Predict(Query{Rows: 1e6, Barrier: 1}); err != nil {
+		t.Errorf("persist=off from a model of persist=off jobs: %v", err)
+	}
+	if _, err := Fit(synthetic(truth, 7)[:5], 10, 8); err == nil {
+		t.Error("fitted 5 jobs")
+	}
+}

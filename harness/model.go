@@ -1,0 +1,119 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+	"github.com/backfill-bench/backfill-bench/internal/files"
+)
+
+// modelFile is what `benchrun fit` saves: the model and the cells it is for.
+type modelFile struct {
+	Model *costmodel.Model `json:"model"`
+	// The configuration every fitted job shared (profile, workload, scan, par…):
+	// the model predicts for it only.
+	Config string   `json:"config"`
+	Files  []string `json:"files"`
+}
+
+// jobsOf turns backfill results into the model's jobs: rows, epochs (the regular
+// barriers plus the first and the final), persistence and wall time. Every result
+// must share one configuration besides rows, barrier and persistence.
+func jobsOf(names []string) ([]costmodel.Job, string, error) {
+	results, _, err := contract.ReadFiles(names...)
+	if err != nil {
+		return nil, "", &ConfigError{fmt.Errorf("fit: %w", err)}
+	}
+	var jobs []costmodel.Job
+	config := ""
+	for _, r := range results {
+		c, ok := contract.CellOf(r)
+		if !ok {
+			continue
+		}
+		var parts []string // the cell's name without the dimensions the model spans
+		for _, p := range strings.Split(c.Name(), "/") {
+			if !strings.HasPrefix(p, "rows=") && !strings.HasPrefix(p, "barrier=") && !strings.HasPrefix(p, "persist=") {
+				parts = append(parts, p)
+			}
+		}
+		if key := strings.Join(parts, "/"); config == "" {
+			config = key
+		} else if key != config {
+			return nil, "", &ConfigError{fmt.Errorf("fit: results of two configurations (%s and %s): a model is for one profile, workload, scan and par; fit each apart", config, key)}
+		}
+		sec, okSec := r.Value("sec/op")
+		barriers, okB := r.Value(contract.UnitBarriers)
+		if !okSec || !okB {
+			continue
+		}
+		jobs = append(jobs, costmodel.Job{Rows: float64(c.Rows), Epochs: barriers + 2, Persist: c.Persist, Seconds: sec})
+	}
+	if len(jobs) == 0 {
+		return nil, "", &ConfigError{fmt.Errorf("fit: no backfill results with sec/op and barriers in %s", strings.Join(names, ", "))}
+	}
+	return jobs, config, nil
+}
+
+// FitModel fits the cost model to results files and saves it to out (JSON); it
+// writes a summary of the coefficients with their 95 % intervals to w.
+func FitModel(w io.Writer, names []string, out string) error {
+	jobs, config, err := jobsOf(names)
+	if err != nil {
+		return err
+	}
+	m, err := costmodel.Fit(jobs, 1000, 1)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	data, err := json.MarshalIndent(modelFile{Model: m, Config: config, Files: names}, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := files.WriteAtomic(out, data); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "model of %s: %d jobs, %g to %g rows\n", config, m.Jobs, m.MinRows, m.MaxRows)
+	for k, n := range costmodel.Names {
+		fmt.Fprintf(w, "  %-20s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
+	}
+	return nil
+}
+
+// Predict prints the model's prediction for q: time, rows/s and epochs with their
+// intervals, and, for persist=on, the overhead against persist=off when the model
+// has both.
+func Predict(w io.Writer, modelPath string, q costmodel.Query) error {
+	data, err := os.ReadFile(modelPath)
+	if err != nil {
+		return &ConfigError{fmt.Errorf("predict: --model: %w", err)}
+	}
+	var mf modelFile
+	if err := json.Unmarshal(data, &mf); err != nil || mf.Model == nil {
+		return &ConfigError{fmt.Errorf("predict: --model %s: not a model that benchrun fit wrote (%v)", modelPath, err)}
+	}
+	p, err := mf.Model.Predict(q)
+	if err != nil {
+		return &ConfigError{err}
+	}
+	barrier := fmt.Sprintf("every %gs", q.Barrier)
+	if q.EpochRows > 0 {
+		barrier = fmt.Sprintf("every %g rows", q.EpochRows)
+	}
+	fmt.Fprintf(w, "%s, %g rows, barriers %s, persist=%s:\n", mf.Config, q.Rows, barrier, contract.OnOff(q.Persist))
+	fmt.Fprintf(w, "  time   %.4g s [%.4g, %.4g]\n  rows/s %.4g [%.4g, %.4g]\n  epochs %.0f\n",
+		p.Seconds, p.SecondsLo, p.SecondsHi, p.RowsPerSec, q.Rows/p.SecondsHi, q.Rows/p.SecondsLo, p.Epochs)
+	if q.Persist {
+		off := q
+		off.Persist = false
+		if po, err := mf.Model.Predict(off); err == nil {
+			fmt.Fprintf(w, "  persistence overhead %+.1f %% of persist=off's %.4g s\n", 100*(p.Seconds/po.Seconds-1), po.Seconds)
+		}
+	}
+	return nil
+}

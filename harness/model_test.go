@@ -1,0 +1,78 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+)
+
+// writeSweep writes a results file of a synthetic sweep: four sizes, two epoch
+// sizes, persist off and on, three runs each, with times from known costs.
+func writeSweep(t *testing.T, extra string) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("Unit barriers assume=exact\n")
+	i := 0
+	for _, rows := range []int64{100_000, 300_000, 1_000_000, 3_000_000} {
+		for _, per := range []int64{5000, 50000} {
+			for _, persist := range []string{"off", "on"} {
+				for range 3 {
+					i++
+					epochs := float64(rows / per)
+					sec := 4e-7*float64(rows) + 5e-8*float64(rows)*math.Log10(float64(rows)) + 2e-3*epochs
+					if persist == "on" {
+						sec += 5e-4 * epochs
+					}
+					sec *= 1 + 0.01*math.Sin(float64(i)) // deterministic noise
+					fmt.Fprintf(&b, "BenchmarkBackfill/profile=mem/workload=narrow/rows=%d/persist=%s/scan=merged/barrier=%drows/par=2-2 1 %.0f ns/op %.0f barriers\n",
+						rows, persist, per, sec*1e9, epochs-2)
+				}
+			}
+		}
+	}
+	b.WriteString(extra)
+	path := filepath.Join(t.TempDir(), "sweep.txt")
+	os.WriteFile(path, []byte(b.String()), 0o644)
+	return path
+}
+
+// TestFitAndPredict: fit reads a sweep's results and saves the model; predict
+// gives a 10⁸-row job at 1 s barriers and its persistence overhead, and refuses
+// a model file that is not one and a job beyond what the model covers; results of
+// two configurations are refused.
+func TestFitAndPredict(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "model.json")
+	var out strings.Builder
+	if err := FitModel(&out, []string{writeSweep(t, "")}, model); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "model of profile=mem/workload=narrow/scan=merged/par=2: 48 jobs") || !strings.Contains(out.String(), "per-persisted-epoch") {
+		t.Errorf("fit summary:\n%s", out.String())
+	}
+	out.Reset()
+	if err := Predict(&out, model, queryOf(1e8, 1, true)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "rows/s") || !strings.Contains(out.String(), "persistence overhead +") {
+		t.Errorf("prediction:\n%s", out.String())
+	}
+	if err := Predict(&out, model, queryOf(1e14, 1, false)); err == nil {
+		t.Error("predicted 10¹⁴ rows")
+	}
+	if err := Predict(&out, writeSweep(t, ""), queryOf(1e8, 1, false)); err == nil {
+		t.Error("read a results file as a model")
+	}
+	mixed := writeSweep(t, "BenchmarkBackfill/profile=gp3/workload=narrow/rows=1000/persist=off/scan=merged/barrier=500rows/par=2-2 1 1000000 ns/op 0 barriers\n")
+	if err := FitModel(&out, []string{mixed}, model); err == nil || !strings.Contains(err.Error(), "two configurations") {
+		t.Errorf("mixed profiles: err = %v", err)
+	}
+}
+
+func queryOf(rows, barrierSec float64, persist bool) costmodel.Query {
+	return costmodel.Query{Rows: rows, Barrier: barrierSec, Persist: persist}
+}
