@@ -410,17 +410,25 @@ func lsmPlot(t contract.Trace) (*plot.Plot, error) {
 				xys = append(xys, plotter.XY{X: e.AtSec, Y: s.of(e.LSM)})
 			}
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
+		if err := addLine(p, xys, s.c, s.label); err != nil {
 			return nil, err
 		}
-		l.Color, l.Width = s.c, vg.Points(1.2)
-		p.Add(l)
-		p.Legend.Add(s.label, l)
 	}
 	p.Y.Min = 0
 	headroom(p, 5)
 	return p, nil
+}
+
+// addLine draws one series of a timeline panel, with its legend entry.
+func addLine(p *plot.Plot, xys plotter.XYs, c color.Color, label string) error {
+	l, err := plotter.NewLine(xys)
+	if err != nil {
+		return err
+	}
+	l.Color, l.Width = c, vg.Points(1.2)
+	p.Add(l)
+	p.Legend.Add(label, l)
+	return nil
 }
 
 // timelinePhases are the phases of an epoch the timeline draws, in trace names.
@@ -458,13 +466,9 @@ func phasePlot(t contract.Trace) (*plot.Plot, error) {
 		for i, e := range t.Epochs {
 			xys[i] = plotter.XY{X: e.AtSec, Y: e.Phases[ph.name]}
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
+		if err := addLine(p, xys, ph.c, ph.label); err != nil {
 			return nil, err
 		}
-		l.Color, l.Width = ph.c, vg.Points(1.2)
-		p.Add(l)
-		p.Legend.Add(ph.label, l)
 	}
 	p.Y.Min = 0
 	headroom(p, len(timelinePhases))
