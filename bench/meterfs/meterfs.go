@@ -109,7 +109,7 @@ func (fs *FS) wrap(f vfs.File, err error, c vfs.DiskWriteCategory) (vfs.File, er
 		return nil, err
 	}
 	cat := categoryOf(c)
-	upload := fs.throttle != nil && fs.throttle.upload != nil && (cat == Flush || cat == Compaction)
+	upload := fs.throttle.ObjectStore() && (cat == Flush || cat == Compaction)
 	return &file{File: f, fs: fs, cat: cat, upload: upload}, nil
 }
 
