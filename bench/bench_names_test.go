@@ -22,6 +22,9 @@ func TestContractMatchesModel(t *testing.T) {
 	if !slices.Equal(contract.Scans, backfill.Scans) {
 		t.Errorf("contract scans %v, the executor's %v", contract.Scans, backfill.Scans)
 	}
+	if contract.DefaultVnodes != storage.DefaultVnodes {
+		t.Errorf("contract's default vnodes %d, the storage layer's %d", contract.DefaultVnodes, storage.DefaultVnodes)
+	}
 	if !slices.Equal(contract.Reads, backfill.Reads) {
 		t.Errorf("contract read modes %v, the executor's %v", contract.Reads, backfill.Reads)
 	}

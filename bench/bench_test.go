@@ -71,6 +71,7 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
 	cfg.SnapshotRateLimit = float64(c.Limit)
 	cfg.CheckpointFrequency = c.Checkpoint()
+	cfg.Vnodes = c.VnodeCount()
 	var err error
 	if cfg.Scan, err = backfill.ParseScan(c.Scan); err != nil {
 		return cfg, err

@@ -27,6 +27,7 @@ type Cell struct {
 	Limit    RateLimit  // left out of the name when none
 	Read     string     // read mode; "" or the default (left out of the name) is Reads[0]
 	Ckpt     int        // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
+	Vnodes   int        // vnode count; 0 or DefaultVnodes (left out of the name) is DefaultVnodes
 	Par      int
 }
 
@@ -36,6 +37,14 @@ func (c Cell) ReadMode() string {
 		return Reads[0]
 	}
 	return c.Read
+}
+
+// VnodeCount is the vnode count, DefaultVnodes for the zero value.
+func (c Cell) VnodeCount() int {
+	if c.Vnodes == 0 {
+		return DefaultVnodes
+	}
+	return c.Vnodes
 }
 
 // Checkpoint is the checkpoint frequency, 1 for the zero value.
@@ -53,6 +62,8 @@ func (c Cell) AtDefault(dim string) bool {
 		return c.ReadMode() == Reads[0]
 	case "ckpt":
 		return c.Checkpoint() == 1
+	case "vnodes":
+		return c.VnodeCount() == DefaultVnodes
 	}
 	return false
 }
@@ -66,7 +77,7 @@ func OnOff(b bool) string {
 }
 
 // Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
-// with changes=…, limit=…, read=… and ckpt=… before par when they are not the defaults (so
+// with changes=…, limit=…, read=…, ckpt=… and vnodes=… before par when they are not the defaults (so
 // names of cells that existed before these dimensions did stay the same).
 func (c Cell) Name() string {
 	extra := ""
@@ -81,6 +92,9 @@ func (c Cell) Name() string {
 	}
 	if !c.AtDefault("ckpt") {
 		extra += "/ckpt=" + strconv.Itoa(c.Ckpt)
+	}
+	if !c.AtDefault("vnodes") {
+		extra += "/vnodes=" + strconv.Itoa(c.Vnodes)
 	}
 	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/persist=%s/scan=%s/barrier=%s%s/par=%d",
 		c.Profile, c.Workload, c.Rows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
@@ -137,6 +151,10 @@ func ParseName(name string) (Cell, error) {
 			if !slices.Contains(Reads, v) {
 				err = fmt.Errorf("read %q: want one of %s", v, strings.Join(Reads, ", "))
 			}
+		case "vnodes":
+			if c.Vnodes, err = strconv.Atoi(v); err == nil && (c.Vnodes < 1 || c.Vnodes > MaxVnodes) {
+				err = fmt.Errorf("vnodes %q: want a vnode count from 1 to %d", v, MaxVnodes)
+			}
 		case "ckpt":
 			if c.Ckpt, err = strconv.Atoi(v); err == nil && c.Ckpt < 1 {
 				err = fmt.Errorf("ckpt %q: want a checkpoint frequency ≥ 1", v)
@@ -158,7 +176,7 @@ func ParseName(name string) (Cell, error) {
 			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
 		}
 	}
-	c.Ckpt, c.Read = c.Checkpoint(), c.ReadMode() // as Matrix.Cells makes them when left out
+	c.Ckpt, c.Read, c.Vnodes = c.Checkpoint(), c.ReadMode(), c.VnodeCount() // as Matrix.Cells makes them when left out
 	return c, nil
 }
 

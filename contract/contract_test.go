@@ -306,6 +306,7 @@ func TestOptionalDimensionsInNames(t *testing.T) {
 	}{
 		{"ckpt", "1,10", "/ckpt=10/par=2", "0"},
 		{"read", "uncommitted,checkpoint", "/read=checkpoint/par=2", "committed"},
+		{"vnodes", "256,4096", "/vnodes=4096/par=2", "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dim, func(t *testing.T) {

@@ -18,14 +18,21 @@ var Reads = []string{"uncommitted", "checkpoint"}
 
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
-var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "read", "ckpt", "par"}
+var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "read", "ckpt", "vnodes", "par"}
 
 // MaxPar is the most actors a job can have: the vnode count, each actor owning at
 // least one vnode (the bench package's tests check it against the storage layer).
 const MaxPar = 256
 
 // optional are the dimensions a name leaves out at their default.
-var optional = map[string]bool{"changes": true, "limit": true, "read": true, "ckpt": true}
+var optional = map[string]bool{"changes": true, "limit": true, "read": true, "ckpt": true, "vnodes": true}
+
+// DefaultVnodes is the vnode count of a cell that does not name one (the engine's;
+// the bench package's tests check it against the storage layer).
+const DefaultVnodes = 256
+
+// MaxVnodes is the most vnodes a job can have.
+const MaxVnodes = 1 << 16
 
 // Matrix is a value list per dimension; its cells are the cross product.
 type Matrix struct {
@@ -39,6 +46,7 @@ type Matrix struct {
 	Limits    []RateLimit  // empty: none only
 	Reads     []string     // read modes; empty: the default only
 	Ckpts     []int        // checkpoint frequencies; empty: 1 only
+	Vnodes    []int        // vnode counts; empty: DefaultVnodes only
 	Pars      []int
 }
 
@@ -135,6 +143,15 @@ func (m *Matrix) Set(dim, list string) error {
 			}
 			m.Ckpts = append(m.Ckpts, n)
 		}
+	case "vnodes":
+		m.Vnodes = nil
+		for _, v := range vals {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > MaxVnodes {
+				return bad(v, fmt.Sprintf("want a vnode count from 1 to %d", MaxVnodes))
+			}
+			m.Vnodes = append(m.Vnodes, n)
+		}
 	case "par":
 		m.Pars = nil
 		for _, v := range vals {
@@ -203,6 +220,10 @@ func (m Matrix) Get(dim string) string {
 		for _, n := range m.ckpts() {
 			out = append(out, strconv.Itoa(n))
 		}
+	case "vnodes":
+		for _, n := range m.vnodes() {
+			out = append(out, strconv.Itoa(n))
+		}
 	case "par":
 		for _, n := range m.Pars {
 			out = append(out, strconv.Itoa(n))
@@ -225,6 +246,13 @@ func (m Matrix) reads() []string {
 	return m.Reads
 }
 
+func (m Matrix) vnodes() []int {
+	if len(m.Vnodes) == 0 {
+		return []int{DefaultVnodes}
+	}
+	return m.Vnodes
+}
+
 func (m Matrix) ckpts() []int {
 	if len(m.Ckpts) == 0 {
 		return []int{1}
@@ -242,32 +270,32 @@ func (m Matrix) limits() []RateLimit {
 // Cells returns the cross product. Persist varies fastest, so on and off of one
 // configuration sit next to each other; profile varies slowest.
 func (m Matrix) Cells() []Cell {
-	var out []Cell
-	for _, p := range m.Profiles {
-		for _, w := range m.Workloads {
-			for _, r := range m.Rows {
-				for _, s := range m.Scans {
-					for _, b := range m.Barriers {
-						for _, ch := range m.changes() {
-							for _, l := range m.limits() {
-								for _, rd := range m.reads() {
-									for _, ck := range m.ckpts() {
-										for _, par := range m.Pars {
-											for _, on := range m.Persist {
-												out = append(out, Cell{Profile: p, Workload: w, Rows: r, Persist: on, Scan: s,
-													Barrier: b, Changes: ch, Limit: l, Read: rd, Ckpt: ck, Par: par})
-											}
-										}
-									}
-								}
-							}
-						}
-					}
-				}
+	cells := []Cell{{}}
+	// expand crosses the cells so far with n values of one dimension.
+	expand := func(n int, set func(c *Cell, i int)) {
+		out := make([]Cell, 0, len(cells)*n)
+		for _, c := range cells {
+			for i := range n {
+				set(&c, i)
+				out = append(out, c)
 			}
 		}
+		cells = out
 	}
-	return out
+	changes, limits, reads, ckpts, vnodes := m.changes(), m.limits(), m.reads(), m.ckpts(), m.vnodes()
+	expand(len(m.Profiles), func(c *Cell, i int) { c.Profile = m.Profiles[i] })
+	expand(len(m.Workloads), func(c *Cell, i int) { c.Workload = m.Workloads[i] })
+	expand(len(m.Rows), func(c *Cell, i int) { c.Rows = m.Rows[i] })
+	expand(len(m.Scans), func(c *Cell, i int) { c.Scan = m.Scans[i] })
+	expand(len(m.Barriers), func(c *Cell, i int) { c.Barrier = m.Barriers[i] })
+	expand(len(changes), func(c *Cell, i int) { c.Changes = changes[i] })
+	expand(len(limits), func(c *Cell, i int) { c.Limit = limits[i] })
+	expand(len(reads), func(c *Cell, i int) { c.Read = reads[i] })
+	expand(len(ckpts), func(c *Cell, i int) { c.Ckpt = ckpts[i] })
+	expand(len(vnodes), func(c *Cell, i int) { c.Vnodes = vnodes[i] })
+	expand(len(m.Pars), func(c *Cell, i int) { c.Par = m.Pars[i] })
+	expand(len(m.Persist), func(c *Cell, i int) { c.Persist = m.Persist[i] })
+	return cells
 }
 
 // Validate checks what no single dimension can: a change rate per second has no
@@ -280,6 +308,13 @@ func (m Matrix) Validate() error {
 			}
 		}
 	}
+	for _, v := range m.vnodes() {
+		for _, par := range m.Pars {
+			if par > v {
+				return fmt.Errorf("par=%d with vnodes=%d: each actor owns at least one vnode; give at least %d vnodes or fewer actors", par, v, par)
+			}
+		}
+	}
 	return nil
 }
 
@@ -288,7 +323,7 @@ func (c Cell) Only() Matrix {
 	return Matrix{
 		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
 		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
-		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()},
+		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()}, Vnodes: []int{c.VnodeCount()},
 		Pars: []int{c.Par},
 	}
 }

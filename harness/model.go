@@ -38,7 +38,7 @@ func jobsOf(names []string) ([]costmodel.Job, string, error) {
 		}
 		var parts []string // the cell's name without the dimensions the model spans
 		for _, p := range strings.Split(c.Name(), "/") {
-			if !strings.HasPrefix(p, "rows=") && !strings.HasPrefix(p, "barrier=") && !strings.HasPrefix(p, "persist=") {
+			if !strings.HasPrefix(p, "rows=") && !strings.HasPrefix(p, "barrier=") && !strings.HasPrefix(p, "persist=") && !strings.HasPrefix(p, "vnodes=") {
 				parts = append(parts, p)
 			}
 		}
@@ -52,7 +52,7 @@ func jobsOf(names []string) ([]costmodel.Job, string, error) {
 		if !okSec || !okB {
 			continue
 		}
-		jobs = append(jobs, costmodel.Job{Rows: float64(c.Rows), Epochs: barriers + 2, Persist: c.Persist, Seconds: sec})
+		jobs = append(jobs, costmodel.Job{Rows: float64(c.Rows), Epochs: barriers + 2, Vnodes: float64(c.VnodeCount()), Persist: c.Persist, Seconds: sec})
 	}
 	if len(jobs) == 0 {
 		return nil, "", &ConfigError{fmt.Errorf("fit: no backfill results with sec/op and barriers in %s", strings.Join(names, ", "))}
@@ -105,7 +105,11 @@ func Predict(w io.Writer, modelPath string, q costmodel.Query) error {
 	if q.EpochRows > 0 {
 		barrier = fmt.Sprintf("every %g rows", q.EpochRows)
 	}
-	fmt.Fprintf(w, "%s, %g rows, barriers %s, persist=%s:\n", mf.Config, q.Rows, barrier, contract.OnOff(q.Persist))
+	vnodes := q.Vnodes
+	if vnodes <= 0 {
+		vnodes = contract.DefaultVnodes
+	}
+	fmt.Fprintf(w, "%s, %g rows, %g vnodes, barriers %s, persist=%s:\n", mf.Config, q.Rows, vnodes, barrier, contract.OnOff(q.Persist))
 	fmt.Fprintf(w, "  time   %.4g s [%.4g, %.4g]\n  rows/s %.4g [%.4g, %.4g]\n  epochs %.0f\n",
 		p.Seconds, p.SecondsLo, p.SecondsHi, p.RowsPerSec, q.Rows/p.SecondsHi, q.Rows/p.SecondsLo, p.Epochs)
 	if q.Persist {

@@ -140,6 +140,8 @@ func TestUsageErrors(t *testing.T) {
 		{"crashtest", "--scan", "sideways"},
 		{"crashtest", "--persist", "maybe"},
 		{"run", "--read", "dirty"},
+		{"run", "--vnodes", "1", "--par", "2"},
+		{"run", "--vnodes", "0"},
 		{"fit"},
 		{"fit", "/nonexistent.txt"},
 		{"predict", "--model", "/nonexistent.json", "--rows", "1e9"},

@@ -35,6 +35,7 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	rows := fs.Float64("rows", 0, "rows of the table (required)")
 	barrier := fs.String("barrier", "1s", "barriers: an interval (1s) or snapshot rows per epoch (50krows)")
 	persist := fs.String("persist", "off", "on or off")
+	vnodes := fs.Int("vnodes", 256, "vnodes, whose state rows a persisted epoch writes")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), "usage: benchrun predict --model model.json --rows N [--barrier 1s] [--persist on|off]\n\nPredicts a job's time, rows/s and epochs with 95 % intervals (and, with\npersist on, its overhead), refusing what the model cannot extrapolate to.\n\n")
 		fs.PrintDefaults()
@@ -49,6 +50,6 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	if err != nil {
 		return usageError{fmt.Errorf("predict: --barrier: %w", err)}
 	}
-	q := costmodel.Query{Rows: *rows, Barrier: cad.Interval.Seconds(), EpochRows: float64(cad.Rows), Persist: *persist == "on"}
+	q := costmodel.Query{Rows: *rows, Barrier: cad.Interval.Seconds(), EpochRows: float64(cad.Rows), Vnodes: float64(*vnodes), Persist: *persist == "on"}
 	return usageOf(harness.Predict(stdout, *model, q))
 }

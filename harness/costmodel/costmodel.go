@@ -3,14 +3,15 @@
 //
 // The model: a job of N snapshot rows in E epochs takes
 //
-//	T = a·N + b·N·log10(N) + c·E + d·E·persist
+//	T = a·N + b·N·log10(N) + c·E + d·E·persist·V/256
 //
 // seconds: a per-row cost, a per-row cost that grows with the table (the LSM's
 // depth: compaction and read amplification), a per-epoch cost (reopening the scans,
-// the commit) and the per-epoch cost of persisting state (its rows grow with the
-// vnodes). With barriers every B seconds, E = T/B, so a prediction solves
-// T = (a·N + b·N·log10 N) / (1 − (c + d·persist)/B). Intervals come from refitting
-// bootstrap resamples of the jobs.
+// the commit) and the per-epoch cost of persisting state, which grows with the V
+// vnodes whose state rows it writes (d is its cost at 256). With barriers every B
+// seconds, E = T/B, so a prediction solves T = (a·N + b·N·log10 N) / (1 − (c +
+// d·persist·V/256)/B). Intervals come from refitting bootstrap resamples of the
+// jobs.
 package costmodel
 
 import (
@@ -26,8 +27,17 @@ import (
 // Job is one measured job.
 type Job struct {
 	Rows, Epochs float64
+	Vnodes       float64 // 0: 256
 	Persist      bool
 	Seconds      float64 // wall time
+}
+
+// vnodeScale is a job's vnodes relative to 256, the persisted-epoch cost's unit.
+func vnodeScale(v float64) float64 {
+	if v <= 0 {
+		return 1
+	}
+	return v / 256
 }
 
 // Coefficients are the model's a, b, c, d (seconds per row, per row and decade of
@@ -111,7 +121,7 @@ func solve(jobs []Job) (Coefficients, error) {
 		if j.Persist {
 			p = 1
 		}
-		x.SetRow(i, []float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p}[:cols])
+		x.SetRow(i, []float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p * vnodeScale(j.Vnodes)}[:cols])
 		y.SetVec(i, j.Seconds)
 	}
 	var qr mat.QR
@@ -141,6 +151,7 @@ func percentile(v []float64, q float64) float64 {
 type Query struct {
 	Rows, Barrier float64
 	EpochRows     float64
+	Vnodes        float64 // 0: 256
 	Persist       bool
 }
 
@@ -194,7 +205,7 @@ func (m *Model) Predict(q Query) (Prediction, error) {
 func seconds(c Coefficients, q Query) (float64, error) {
 	perEpoch := c[2]
 	if q.Persist {
-		perEpoch += c[3]
+		perEpoch += c[3] * vnodeScale(q.Vnodes)
 	}
 	rows := c[0]*q.Rows + c[1]*q.Rows*math.Log10(q.Rows)
 	if q.EpochRows > 0 { // work-driven: the epochs are known

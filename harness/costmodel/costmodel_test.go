@@ -65,6 +65,12 @@ func TestPredict(t *testing.T) {
 	if math.Abs(p.Seconds/want-1) > 0.1 || p.SecondsLo > want || p.SecondsHi < want {
 		t.Errorf("1e8 rows: predicted %.1fs [%.1f, %.1f], true %.1fs", p.Seconds, p.SecondsLo, p.SecondsHi, want)
 	}
+	// The persisted-epoch cost scales with the vnodes: 16× at 4096.
+	many, err := m.Predict(Query{Rows: 1e6, EpochRows: 5000, Persist: true, Vnodes: 4096})
+	few, _ := m.Predict(Query{Rows: 1e6, EpochRows: 5000, Persist: true})
+	if err != nil || math.Abs((many.Seconds-few.Seconds)/(15*m.Coef[3]*200)-1) > 1e-9 {
+		t.Errorf("4096 vnodes: %.4fs vs %.4fs at 256; want 15 more persisted-epoch costs (%.4fs) over 200 epochs", many.Seconds, few.Seconds, 15*m.Coef[3]*200)
+	}
 	// Work-driven: the epochs are the rows over the rows per epoch.
 	wq, err := m.Predict(Query{Rows: 3e6, EpochRows: 5000, Persist: true})
 	if wantW := truth[0]*3e6 + truth[1]*3e6*math.Log10(3e6) + (truth[2]+truth[3])*600; err != nil || math.Abs(wq.Seconds/wantW-1) > 0.05 || wq.Epochs != 600 {
