@@ -80,7 +80,7 @@ func FitModel(w io.Writer, names []string, out string) error {
 	}
 	fmt.Fprintf(w, "model of %s: %d jobs, %g to %g rows\n", config, m.Jobs, m.MinRows, m.MaxRows)
 	for k, n := range costmodel.Names {
-		fmt.Fprintf(w, "  %-20s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
+		fmt.Fprintf(w, "  %-26s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
 	}
 	return nil
 }

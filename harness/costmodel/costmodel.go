@@ -3,15 +3,16 @@
 //
 // The model: a job of N snapshot rows in E epochs takes
 //
-//	T = a·N + b·N·log10(N) + c·E + d·E·persist·V/256
+//	T = a·N + b·N·log10(N) + c·E + d·E·persist·V/256 + e·E·V/256
 //
 // seconds: a per-row cost, a per-row cost that grows with the table (the LSM's
-// depth: compaction and read amplification), a per-epoch cost (reopening the scans,
-// the commit) and the per-epoch cost of persisting state, which grows with the V
-// vnodes whose state rows it writes (d is its cost at 256). With barriers every B
-// seconds, E = T/B, so a prediction solves T = (a·N + b·N·log10 N) / (1 − (c +
-// d·persist·V/256)/B). Intervals come from refitting bootstrap resamples of the
-// jobs.
+// depth: compaction and read amplification), a fixed per-epoch cost (the commit),
+// the per-epoch cost of persisting state, which grows with the V vnodes whose
+// state rows it writes, and the per-epoch cost of reopening the scans, one iterator
+// per vnode (d and e are their costs at 256 vnodes; e is fitted only when the jobs'
+// vnodes vary, and otherwise is part of c). With barriers every B seconds, E = T/B,
+// so a prediction solves T = (a·N + b·N·log10 N) / (1 − per-epoch cost/B).
+// Intervals come from refitting bootstrap resamples of the jobs.
 package costmodel
 
 import (
@@ -40,12 +41,12 @@ func vnodeScale(v float64) float64 {
 	return v / 256
 }
 
-// Coefficients are the model's a, b, c, d (seconds per row, per row and decade of
-// rows, per epoch, per persisted epoch).
-type Coefficients [4]float64
+// Coefficients are the model's a, b, c, d, e (seconds per row, per row and decade
+// of rows, per epoch, per persisted epoch and per epoch at 256 vnodes).
+type Coefficients [5]float64
 
 // Names are the coefficients' names, in order.
-var Names = [4]string{"per-row", "per-row-per-decade", "per-epoch", "per-persisted-epoch"}
+var Names = [5]string{"per-row", "per-row-per-decade", "per-epoch", "per-persisted-epoch", "per-epoch-per-256-vnodes"}
 
 // Model is a fit with its bootstrap.
 type Model struct {
@@ -55,6 +56,7 @@ type Model struct {
 	Boot       []Coefficients `json:"boot"` // the resamples' fits, for prediction intervals
 	MinRows    float64        `json:"min_rows"`
 	MaxRows    float64        `json:"max_rows"`
+	Vnodes     []float64      `json:"vnodes"` // the vnode counts measured
 	Jobs       int            `json:"jobs"`
 	Persist    [2]bool        `json:"persist_seen"` // off, on
 	Confidence float64        `json:"confidence"`
@@ -73,6 +75,9 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 	m := &Model{Coef: coef, Jobs: len(jobs), MinRows: math.Inf(1), Confidence: 0.95}
 	for _, j := range jobs {
 		m.MinRows, m.MaxRows = math.Min(m.MinRows, j.Rows), math.Max(m.MaxRows, j.Rows)
+		if v := 256 * vnodeScale(j.Vnodes); !slices.Contains(m.Vnodes, v) {
+			m.Vnodes = append(m.Vnodes, v)
+		}
 		if j.Persist {
 			m.Persist[1] = true
 		} else {
@@ -103,25 +108,33 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 }
 
 // solve is the least-squares fit of the jobs. Without jobs of both persistence
-// modes the per-persisted-epoch cost cannot be told from the per-epoch one: it is
-// left at 0, and the per-epoch cost is that of the mode measured.
+// modes the per-persisted-epoch cost cannot be told from the per-epoch one, nor
+// the per-vnode epoch cost without jobs of several vnode counts: each is then left
+// at 0, and the per-epoch cost is that of what was measured.
 func solve(jobs []Job) (Coefficients, error) {
-	var on, off bool
+	var on, off, vary bool
 	for _, j := range jobs {
 		on, off = on || j.Persist, off || !j.Persist
+		vary = vary || vnodeScale(j.Vnodes) != vnodeScale(jobs[0].Vnodes)
 	}
-	cols := 3
+	terms := []int{0, 1, 2}
 	if on && off {
-		cols = 4
+		terms = append(terms, 3)
 	}
-	x := mat.NewDense(len(jobs), cols, nil)
+	if vary {
+		terms = append(terms, 4)
+	}
+	x := mat.NewDense(len(jobs), len(terms), nil)
 	y := mat.NewVecDense(len(jobs), nil)
 	for i, j := range jobs {
-		p := 0.0
+		p, vs := 0.0, vnodeScale(j.Vnodes)
 		if j.Persist {
 			p = 1
 		}
-		x.SetRow(i, []float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p * vnodeScale(j.Vnodes)}[:cols])
+		all := [5]float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p * vs, j.Epochs * vs}
+		for k, t := range terms {
+			x.Set(i, k, all[t])
+		}
 		y.SetVec(i, j.Seconds)
 	}
 	var qr mat.QR
@@ -131,9 +144,9 @@ func solve(jobs []Job) (Coefficients, error) {
 		return Coefficients{}, fmt.Errorf("costmodel: the jobs do not determine the model: %w", err)
 	}
 	var c Coefficients
-	for k := range cols {
-		c[k] = b.AtVec(k)
-		if math.IsNaN(c[k]) || math.IsInf(c[k], 0) {
+	for k, t := range terms {
+		c[t] = b.AtVec(k)
+		if math.IsNaN(c[t]) || math.IsInf(c[t], 0) {
 			return c, errors.New("costmodel: the jobs do not determine the model")
 		}
 	}
@@ -177,6 +190,8 @@ func (m *Model) Predict(q Query) (Prediction, error) {
 		return Prediction{}, fmt.Errorf("predict: persist=%v: the model was fitted without such jobs", q.Persist)
 	case q.Rows < m.MinRows/10:
 		return Prediction{}, fmt.Errorf("predict: %g rows: the smallest measured job had %g; fixed costs the model leaves out dominate below that", q.Rows, m.MinRows)
+	case len(m.Vnodes) == 1 && 256*vnodeScale(q.Vnodes) != m.Vnodes[0]:
+		return Prediction{}, fmt.Errorf("predict: %g vnodes: the model was fitted at %g vnodes only; measure several (--vnodes) to predict others", 256*vnodeScale(q.Vnodes), m.Vnodes[0])
 	case q.Rows > m.MaxRows*MaxExtrapolation:
 		return Prediction{}, fmt.Errorf("predict: %g rows: more than %d× the largest measured job (%g rows); measure larger jobs first", q.Rows, MaxExtrapolation, m.MaxRows)
 	}
@@ -203,9 +218,10 @@ func (m *Model) Predict(q Query) (Prediction, error) {
 }
 
 func seconds(c Coefficients, q Query) (float64, error) {
-	perEpoch := c[2]
+	vs := vnodeScale(q.Vnodes)
+	perEpoch := c[2] + c[4]*vs
 	if q.Persist {
-		perEpoch += c[3] * vnodeScale(q.Vnodes)
+		perEpoch += c[3] * vs
 	}
 	rows := c[0]*q.Rows + c[1]*q.Rows*math.Log10(q.Rows)
 	if q.EpochRows > 0 { // work-driven: the epochs are known

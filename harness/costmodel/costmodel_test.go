@@ -7,21 +7,24 @@ import (
 	"testing"
 )
 
-// synthetic makes jobs from known coefficients with 2 % noise.
-func synthetic(c Coefficients, seed uint64) []Job {
+// synthetic makes jobs from known coefficients with 2 % noise, at the vnode counts
+// given.
+func synthetic(c Coefficients, seed uint64, vnodes ...float64) []Job {
 	r := rand.New(rand.NewPCG(seed, 1))
 	var jobs []Job
-	for _, rows := range []float64{1e5, 3e5, 1e6, 3e6} {
-		for _, perEpoch := range []float64{5000, 50000} {
-			for _, persist := range []bool{false, true} {
-				for range 3 {
-					e := rows / perEpoch
-					p := 0.0
-					if persist {
-						p = 1
+	for _, v := range vnodes {
+		for _, rows := range []float64{1e5, 3e5, 1e6, 3e6} {
+			for _, perEpoch := range []float64{5000, 50000} {
+				for _, persist := range []bool{false, true} {
+					for range 3 {
+						e := rows / perEpoch
+						p := 0.0
+						if persist {
+							p = 1
+						}
+						t := c[0]*rows + c[1]*rows*math.Log10(rows) + c[2]*e + c[3]*e*p*v/256 + c[4]*e*v/256
+						jobs = append(jobs, Job{Rows: rows, Epochs: e, Vnodes: v, Persist: persist, Seconds: t * (1 + 0.02*r.NormFloat64())})
 					}
-					t := c[0]*rows + c[1]*rows*math.Log10(rows) + c[2]*e + c[3]*e*p
-					jobs = append(jobs, Job{Rows: rows, Epochs: e, Persist: persist, Seconds: t * (1 + 0.02*r.NormFloat64())})
 				}
 			}
 		}
@@ -33,8 +36,8 @@ func synthetic(c Coefficients, seed uint64) []Job {
 // fitted coefficient's 95 % interval holds the true one, and the intervals are
 // narrow enough to mean something.
 func TestFitRecoversCoefficients(t *testing.T) {
-	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4}
-	m, err := Fit(synthetic(truth, 1), 500, 2)
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 1e-3}
+	m, err := Fit(synthetic(truth, 1, 64, 256, 1024), 500, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +54,8 @@ func TestFitRecoversCoefficients(t *testing.T) {
 // TestPredict: a prediction solves the time-driven epochs (T = rows term ÷ (1 −
 // epoch cost/B)); predict refuses what the fit cannot speak for.
 func TestPredict(t *testing.T) {
-	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4}
-	m, err := Fit(synthetic(truth, 3), 300, 4)
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 1e-3}
+	m, err := Fit(synthetic(truth, 3, 64, 256, 1024), 300, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,19 +64,19 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := (truth[0]*1e8 + truth[1]*1e8*8) / (1 - (truth[2]+truth[3])/1)
+	want := (truth[0]*1e8 + truth[1]*1e8*8) / (1 - (truth[2]+truth[3]+truth[4])/1)
 	if math.Abs(p.Seconds/want-1) > 0.1 || p.SecondsLo > want || p.SecondsHi < want {
 		t.Errorf("1e8 rows: predicted %.1fs [%.1f, %.1f], true %.1fs", p.Seconds, p.SecondsLo, p.SecondsHi, want)
 	}
-	// The persisted-epoch cost scales with the vnodes: 16× at 4096.
+	// The vnode-proportional epoch costs scale: 16× at 4096.
 	many, err := m.Predict(Query{Rows: 1e6, EpochRows: 5000, Persist: true, Vnodes: 4096})
 	few, _ := m.Predict(Query{Rows: 1e6, EpochRows: 5000, Persist: true})
-	if err != nil || math.Abs((many.Seconds-few.Seconds)/(15*m.Coef[3]*200)-1) > 1e-9 {
-		t.Errorf("4096 vnodes: %.4fs vs %.4fs at 256; want 15 more persisted-epoch costs (%.4fs) over 200 epochs", many.Seconds, few.Seconds, 15*m.Coef[3]*200)
+	if extra := 15 * (m.Coef[3] + m.Coef[4]) * 200; err != nil || math.Abs((many.Seconds-few.Seconds)/extra-1) > 1e-9 {
+		t.Errorf("4096 vnodes: %.4fs vs %.4fs at 256, %v; want %.4fs more over 200 epochs", many.Seconds, few.Seconds, err, extra)
 	}
 	// Work-driven: the epochs are the rows over the rows per epoch.
 	wq, err := m.Predict(Query{Rows: 3e6, EpochRows: 5000, Persist: true})
-	if wantW := truth[0]*3e6 + truth[1]*3e6*math.Log10(3e6) + (truth[2]+truth[3])*600; err != nil || math.Abs(wq.Seconds/wantW-1) > 0.05 || wq.Epochs != 600 {
+	if wantW := truth[0]*3e6 + truth[1]*3e6*math.Log10(3e6) + (truth[2]+truth[3]+truth[4])*600; err != nil || math.Abs(wq.Seconds/wantW-1) > 0.05 || wq.Epochs != 600 {
 		t.Errorf("3e6 rows, 5000 per epoch: %+v, %v; want %.2fs over 600 epochs", wq, err, wantW)
 	}
 	for _, tc := range []struct {
@@ -89,8 +92,8 @@ func TestPredict(t *testing.T) {
 			t.Errorf("%+v: err = %v, want one saying %q", tc.q, err, tc.want)
 		}
 	}
-	off := synthetic(truth, 5)[:0]
-	for _, j := range synthetic(truth, 5) {
+	off := synthetic(truth, 5, 256)[:0]
+	for _, j := range synthetic(truth, 5, 256) {
 		if !j.Persist {
 			off = append(off, j)
 		}
@@ -105,7 +108,10 @@ func TestPredict(t *testing.T) {
 	if _, err := mOff.Predict(Query{Rows: 1e6, Barrier: 1}); err != nil {
 		t.Errorf("persist=off from a model of persist=off jobs: %v", err)
 	}
-	if _, err := Fit(synthetic(truth, 7)[:5], 10, 8); err == nil {
+	if _, err := mOff.Predict(Query{Rows: 1e6, Barrier: 1, Vnodes: 4096}); err == nil || !strings.Contains(err.Error(), "256 vnodes only") {
+		t.Errorf("4096 vnodes from a model of 256: err = %v", err)
+	}
+	if _, err := Fit(synthetic(truth, 7, 256)[:5], 10, 8); err == nil {
 		t.Error("fitted 5 jobs")
 	}
 }
