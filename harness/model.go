@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -61,9 +63,22 @@ func jobsOf(names []string) ([]costmodel.Job, string, error) {
 }
 
 // FitModel fits the cost model to results files and saves it to out (JSON); it
-// writes a summary of the coefficients with their 95 % intervals to w.
+// writes a summary of the coefficients with their 95 % intervals to w, and draws
+// the results against size (scale.png and .svg beside out).
 func FitModel(w io.Writer, names []string, out string) error {
 	jobs, config, err := jobsOf(names)
+	if err != nil {
+		return err
+	}
+	results, _, err := contract.ReadFiles(names...)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("fit: --out: %w", err)
+	}
+	plotBase := filepath.Join(filepath.Dir(out), "scale")
+	drawn, err := render.PlotScale(results, config, plotBase)
 	if err != nil {
 		return err
 	}
@@ -81,6 +96,9 @@ func FitModel(w io.Writer, names []string, out string) error {
 	fmt.Fprintf(w, "model of %s: %d jobs, %g to %g rows\n", config, m.Jobs, m.MinRows, m.MaxRows)
 	for k, n := range costmodel.Names {
 		fmt.Fprintf(w, "  %-26s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
+	}
+	if drawn {
+		fmt.Fprintf(w, "plots: %s.png %s.svg\n", plotBase, plotBase)
 	}
 	return nil
 }

@@ -29,11 +29,14 @@ func writeSweep(t *testing.T, extra string) string {
 						sec += 5e-4 * epochs
 					}
 					sec *= 1 + 0.01*math.Sin(float64(i)) // deterministic noise
-					fmt.Fprintf(&b, "BenchmarkBackfill/profile=mem/workload=narrow/rows=%d/persist=%s/scan=merged/barrier=%drows/par=2-2 1 %.0f ns/op %.0f barriers\n",
-						rows, persist, per, sec*1e9, epochs-2)
+					fmt.Fprintf(&b, "BenchmarkBackfill/profile=mem/workload=narrow/rows=%d/persist=%s/scan=merged/barrier=%drows/par=2-2 1 %.0f ns/op %.0f barriers %.0f rows/s 1.1 write-amp\n",
+						rows, persist, per, sec*1e9, epochs-2, float64(rows)/sec)
 				}
 			}
 		}
+	}
+	for _, rows := range []int64{100_000, 3_000_000} {
+		fmt.Fprintf(&b, "BenchmarkRawCopy/profile=mem/workload=narrow/rows=%d-2 1 1 ns/op 3000000 rows/s\n", rows)
 	}
 	b.WriteString(extra)
 	path := filepath.Join(t.TempDir(), "sweep.txt")
@@ -50,6 +53,11 @@ func TestFitAndPredict(t *testing.T) {
 	var out strings.Builder
 	if err := FitModel(&out, []string{writeSweep(t, "")}, model); err != nil {
 		t.Fatal(err)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if _, err := os.Stat(filepath.Join(filepath.Dir(model), "scale"+ext)); err != nil {
+			t.Errorf("no scale plot: %v", err)
+		}
 	}
 	if !strings.Contains(out.String(), "model of profile=mem/workload=narrow/scan=merged/par=2: 48 jobs") || !strings.Contains(out.String(), "per-persisted-epoch") {
 		t.Errorf("fit summary:\n%s", out.String())

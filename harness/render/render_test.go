@@ -111,3 +111,33 @@ func TestSummaryOfTwoProfiles(t *testing.T) {
 		t.Errorf("a cell group shows another profile's empty rows:\n%s", out)
 	}
 }
+
+// TestPlotScale: results of three sizes and raw copies draw the scale plot; a
+// single size draws nothing.
+func TestPlotScale(t *testing.T) {
+	var in strings.Builder
+	for _, rows := range []int{1000, 10000, 100000} {
+		for _, persist := range []string{"off", "on"} {
+			fmt.Fprintf(&in, "BenchmarkBackfill/profile=mem/workload=narrow/rows=%d/persist=%s/scan=merged/barrier=100rows/par=2-2 1 1000 ns/op %d rows/s 1.2 write-amp 0.01 state/mv-bytes\n", rows, persist, 1000000-rows)
+		}
+		fmt.Fprintf(&in, "BenchmarkRawCopy/profile=mem/workload=narrow/rows=%d-2 1 1000 ns/op 3000000 rows/s\n", rows)
+	}
+	path := filepath.Join(t.TempDir(), "r.txt")
+	os.WriteFile(path, []byte(in.String()), 0o644)
+	results, _, err := contract.ReadFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(t.TempDir(), "scale")
+	if drawn, err := PlotScale(results, "t", base); err != nil || !drawn {
+		t.Fatalf("drawn %v, err %v", drawn, err)
+	}
+	for _, ext := range []string{".png", ".svg"} {
+		if st, err := os.Stat(base + ext); err != nil || st.Size() == 0 {
+			t.Errorf("%s%s: %v", base, ext, err)
+		}
+	}
+	if drawn, err := PlotScale(results[:2], "t", base+"-one"); err != nil || drawn {
+		t.Errorf("one size: drawn %v, err %v", drawn, err)
+	}
+}
