@@ -134,6 +134,12 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 			p.Add(l, pts)
 			p.Legend.Add(s, l, pts)
 		}
+		// A log axis needs a range above 0: a flat metric gets one around its value.
+		for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+			if ax.Min >= ax.Max && ax.Max > 0 {
+				ax.Min, ax.Max = ax.Max/1.5, ax.Max*1.5
+			}
+		}
 		panels = append(panels, []*plot.Plot{p})
 	}
 	return true, savePlots(panels, plotWidth, plotHeight*vg.Length(0.8*float64(len(panels))), base)
