@@ -158,7 +158,8 @@ func TestReadsDoNotWaitForCommits(t *testing.T) {
 // TestEpochsCarryLSMState: a job with a 1 MiB memtable and epochs over half of it
 // flushes, compacts and stalls while it runs, and its epochs show it: L0 files, a
 // read amplification above one, memtables counted, and the write stalls of each
-// epoch adding up to those the store counted during the job (none from loading A).
+// epoch adding up to no more than the store counted from the job's start (none
+// from loading A).
 func TestEpochsCarryLSMState(t *testing.T) {
 	cfg := smallJob(100000, 2, 16, false, 9)
 	cfg.MemTableSize = 1 << 20
@@ -186,8 +187,10 @@ func TestEpochsCarryLSMState(t *testing.T) {
 	if res.FS.Bytes[meterfs.Flush] == 0 || l0 == 0 || readAmp < 2 || memtables < 1 {
 		t.Errorf("the job flushed %d bytes, but its epochs show at most %d L0 files, read amp %d, %d memtables", res.FS.Bytes[meterfs.Flush], l0, readAmp, memtables)
 	}
-	if during := j.Store().LSM().Stalls - before; stalls != during {
-		t.Errorf("the epochs' stalls add up to %d, the store counted %d during the job", stalls, during)
+	// Run also settles after the final commit, and the settle's flush may stall
+	// once more: the epochs hold at most what the store counted, never the load's.
+	if during := j.Store().LSM().Stalls - before; stalls > during {
+		t.Errorf("the epochs' stalls add up to %d, more than the %d the store counted from the job's start", stalls, during)
 	}
 }
 
