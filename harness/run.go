@@ -117,6 +117,8 @@ type RunConfig struct {
 	Shard       runner.Shard // run only this part of the matrix (zero: all)
 	Binary      string       // a built bench binary to use instead of building one
 	CommandLine []string     // recorded in command.txt
+
+	room func() runner.Room // what the machine has for the jobs' tables (nil: MachineRoom)
 }
 
 // QuickMatrix is the default suite: two workloads, persistence off and on, on the
@@ -129,6 +131,22 @@ func QuickMatrix() contract.Matrix {
 		Barriers: []contract.Cadence{{Rows: 2500}}, Pars: []int{2},
 	}
 }
+
+// ScaleMatrix is the scale sweep: table sizes from 10⁵ to 10⁸ rows (cells too large
+// for the machine are skipped, saying why), barriers of two sizes (work-driven,
+// so their epochs are known, and two, so `benchrun fit` can tell per-epoch from
+// per-row costs), persistence off and on, on the in-memory profile; add
+// --vnodes, --par, --workload or --profile lists to sweep those too.
+func ScaleMatrix() contract.Matrix {
+	return contract.Matrix{
+		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 1_000_000, 10_000_000, 100_000_000},
+		Persist: []bool{false, true}, Scans: []string{"merged"},
+		Barriers: []contract.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
+	}
+}
+
+// ScaleCount is the scale sweep's default number of rounds.
+const ScaleCount = 3
 
 // QuickCount is the default number of rounds: the fewest for which benchstat gives a
 // 95 % confidence interval of a median.
@@ -160,11 +178,29 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	if cfg.Shard.Count > 1 {
 		cells = runner.ShardCells(cells, s.profiles, cfg.Shard)
 	}
+	room := runner.MachineRoom
+	if cfg.room != nil {
+		room = cfg.room
+	}
+	planned := len(cells)
+	cells, skipped := runner.FitRoom(cells, s.profiles, room())
+	log := cfg.logger()
+	for _, sk := range skipped {
+		log.Warn("cell skipped: too large for this machine", "why", sk)
+	}
+	if planned > 0 && len(cells) == 0 {
+		return nil, &ConfigError{fmt.Errorf("run: every cell is too large for this machine:\n  %s", strings.Join(skipped, "\n  "))}
+	}
 	trials := runner.Plan(cells, cfg.Count, 1)
 	if cfg.DryRun {
-		return nil, runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard)
+		if err := runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard); err != nil {
+			return nil, err
+		}
+		for _, sk := range skipped {
+			fmt.Fprintf(cfg.Stdout, "skipped, too large for this machine: %s\n", sk)
+		}
+		return nil, nil
 	}
-	log := cfg.logger()
 	if len(cells) == 0 {
 		log.Info("this shard has no cells", "shard", fmt.Sprintf("%d/%d", cfg.Shard.Index, cfg.Shard.Count))
 		return &RunReport{}, nil

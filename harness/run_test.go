@@ -354,3 +354,24 @@ func TestShortCellsAreFlagged(t *testing.T) {
 		t.Errorf("a cell of 119 regular barriers flagged: %q", shortCells(results))
 	}
 }
+
+// TestDryRunSkipsTooLarge: a plan says which cells are too large for the machine
+// and why; a matrix of nothing but such cells is refused.
+func TestDryRunSkipsTooLarge(t *testing.T) {
+	cfg := fakeConfig(t, "1", 1)
+	cfg.DryRun = true
+	cfg.Matrix.Profiles, cfg.Matrix.Rows = []string{"mem"}, []int64{1000, 1_000_000_000}
+	cfg.room = func() runner.Room { return runner.Room{Memory: 8 << 30} }
+	var out strings.Builder
+	cfg.Stdout = &out
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "skipped, too large for this machine: profile=mem/workload=narrow/rows=1000000000") || strings.Contains(out.String(), "skipped, too large for this machine: profile=mem/workload=narrow/rows=1000/") {
+		t.Errorf("plan:\n%s", out.String())
+	}
+	cfg.Matrix.Rows = []int64{1_000_000_000}
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "every cell is too large") {
+		t.Errorf("err = %v", err)
+	}
+}

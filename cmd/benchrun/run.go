@@ -80,7 +80,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
-	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite) or nightly")
+	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 6 for quick, 5 for nightly)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
@@ -115,8 +115,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		if !countGiven {
 			cfg.Count = harness.NightlyCount
 		}
+	case "scale":
+		cfg.Matrix = harness.ScaleMatrix()
+		if !countGiven {
+			cfg.Count = harness.ScaleCount
+		}
 	default:
-		return usageError{fmt.Errorf("--matrix %q: want quick or nightly", *base)}
+		return usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
 	}
 	given.apply(&cfg.Matrix)
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)

@@ -1,0 +1,93 @@
+package runner
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
+)
+
+// Room is what the machine has for a job's tables: memory for the in-memory
+// filesystem, and free disk per directory for disk profiles.
+type Room struct {
+	Memory int64                           // bytes available (0: unknown, nothing skipped for memory)
+	Disk   func(dir string) (int64, error) // free bytes at dir
+}
+
+// MachineRoom reads the memory available (/proc/meminfo) and asks statfs for disk.
+func MachineRoom() Room {
+	return Room{Memory: memAvailable(), Disk: func(dir string) (int64, error) {
+		var st syscall.Statfs_t
+		if err := syscall.Statfs(dir, &st); err != nil {
+			return 0, err
+		}
+		return int64(st.Bavail) * st.Bsize, nil
+	}}
+}
+
+func memAvailable() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// NeededBytes is about how much a cell's job stores at its peak: table A, the MV,
+// the WAL and the compactions' outputs before their inputs go, from the bytes per
+// row a workload writes (the shard cost estimate's) with room to spare.
+func NeededBytes(c contract.Cell) int64 {
+	table, _, _ := strings.Cut(c.Workload, "+")
+	w, ok := workloadCost[table]
+	if !ok {
+		w = 3
+	}
+	return int64(400 * w * float64(c.Rows))
+}
+
+// FitRoom keeps the cells whose jobs fit the room, using at most 80 % of it, and
+// says for each one left out what it needs, what there is, and what to do.
+func FitRoom(cells []contract.Cell, set *profile.Set, room Room) (kept []contract.Cell, skipped []string) {
+	for _, c := range cells {
+		p, err := set.Get(c.Profile)
+		if err != nil {
+			kept = append(kept, c) // the runner reports an unknown profile itself
+			continue
+		}
+		need := NeededBytes(c)
+		var have int64
+		var where, fix string
+		switch p.FS {
+		case profile.FSMem:
+			have, where, fix = room.Memory, "memory (the in-memory filesystem holds the tables)", "run it on a disk profile or with fewer rows"
+		case profile.FSDisk:
+			dir := p.JobDir()
+			if room.Disk != nil {
+				have, _ = room.Disk(dir)
+			}
+			where, fix = "free disk at "+dir, "free space there or set the profile's dir"
+		}
+		if have > 0 && float64(need) > 0.8*float64(have) {
+			skipped = append(skipped, fmt.Sprintf("%s: needs about %s of %s, %s there (it uses at most 80 %%); %s",
+				c.Name(), gib(need), where, gib(have), fix))
+			continue
+		}
+		kept = append(kept, c)
+	}
+	return kept, skipped
+}
+
+func gib(b int64) string { return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30)) }
