@@ -13,6 +13,7 @@
 #   RUN_ID         the pr-benchmark run, to keep each run's plots apart
 #   ASSETS_BRANCH  default benchmark-assets
 #   SERVER_URL     default https://github.com
+#   RAW_URL        where the branch's files are served, default https://raw.githubusercontent.com
 set -euo pipefail
 dir="${1:?usage: ci/pr-comment.sh DIR}"
 : "${GH_TOKEN:?}" "${REPO:?}" "${RUN_ID:?}"
