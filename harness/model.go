@@ -95,7 +95,14 @@ func FitModel(w io.Writer, names []string, out string) error {
 	}
 	fmt.Fprintf(w, "model of %s: %d jobs, %g to %g rows\n", config, m.Jobs, m.MinRows, m.MaxRows)
 	for k, n := range costmodel.Names {
-		fmt.Fprintf(w, "  %-26s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
+		switch {
+		case k == 3 && !(m.Persist[0] && m.Persist[1]):
+			fmt.Fprintf(w, "  %-26s not fitted: the results have one persistence mode\n", n)
+		case k == 4 && len(m.Vnodes) < 2:
+			fmt.Fprintf(w, "  %-26s not fitted: the results have one vnode count (part of per-epoch)\n", n)
+		default:
+			fmt.Fprintf(w, "  %-26s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
+		}
 	}
 	if drawn {
 		fmt.Fprintf(w, "plots: %s.png %s.svg\n", plotBase, plotBase)

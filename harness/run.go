@@ -145,8 +145,9 @@ func ScaleMatrix() contract.Matrix {
 	}
 }
 
-// ScaleCount is the scale sweep's default number of rounds.
-const ScaleCount = 3
+// ScaleCount is the scale sweep's default number of rounds: as QuickCount, the
+// fewest with a 95 % interval (and a persistence overhead with one).
+const ScaleCount = QuickCount
 
 // QuickCount is the default number of rounds: the fewest for which benchstat gives a
 // 95 % confidence interval of a median.
