@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,6 +117,7 @@ type RunConfig struct {
 	NoPlots     bool         // skip drawing plots
 	Shard       runner.Shard // run only this part of the matrix (zero: all)
 	Binary      string       // a built bench binary to use instead of building one
+	RawCopy     bool         // also run a raw copy of every table, the reference the scale plot draws
 	CommandLine []string     // recorded in command.txt
 
 	room func() runner.Room // what the machine has for the jobs' tables (nil: MachineRoom)
@@ -221,6 +223,19 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	rep := &RunReport{Dir: dir, Results: pass.Results[0], Rounds: pass.Rounds[0], Units: pass.Units, Pass: pass}
 	if err != nil {
 		return rep, err
+	}
+	if cfg.RawCopy && ctx.Err() == nil {
+		copies, failed := runner.RunRawCopies(ctx, s.passConfig(dir, "rawcopy", cfg.Output), side, runner.RawCopiesOf(cells), cfg.Count)
+		for _, f := range failed {
+			log.Warn("raw copy failed", "copy", f)
+		}
+		if len(copies) > 0 {
+			// The raw copies go into results.txt after the cells; the summary,
+			// the judge and the plots of cells skip them.
+			if err := writeResults(filepath.Join(dir, "results.txt"), append(slices.Clip(rep.Results), copies...), rep.Units); err != nil {
+				return rep, err
+			}
+		}
 	}
 	if len(rep.Results) > 0 {
 		if err := summarize(cfg, rep); err != nil {

@@ -85,6 +85,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
+	fs.BoolVar(&cfg.RawCopy, "raw-copy", false, "also run a raw Pebble copy of every table, --count times after the cells: the reference of fit's scale plot (default on for --matrix scale)")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	shard := fs.String("shard", "", "run only shard `i/n` of the matrix: a deterministic part, balanced by estimated cost")
 	fs.Usage = func() {
@@ -98,8 +99,11 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if cfg.Shard, err = runner.ParseShard(*shard); err != nil {
 		return usageError{err}
 	}
-	countGiven := false
-	fs.Visit(func(f *flag.Flag) { countGiven = countGiven || f.Name == "count" })
+	countGiven, rawCopyGiven := false, false
+	fs.Visit(func(f *flag.Flag) {
+		countGiven = countGiven || f.Name == "count"
+		rawCopyGiven = rawCopyGiven || f.Name == "raw-copy"
+	})
 	switch *base {
 	case "quick":
 		cfg.Matrix = harness.QuickMatrix()
@@ -117,6 +121,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 	case "scale":
 		cfg.Matrix = harness.ScaleMatrix()
+		if !rawCopyGiven {
+			cfg.RawCopy = true
+		}
 		if !countGiven {
 			cfg.Count = harness.ScaleCount
 		}
