@@ -34,6 +34,24 @@ func NightlyMatrix(profiles *profile.Set) contract.Matrix {
 	return m
 }
 
+// NightlyRecoveries are the nightly's recovery cells: the first cell of the
+// matrix on its first in-memory profile (a power loss needs the crashable
+// in-memory filesystem), persist off and on, the power cut at 90 % of the scan.
+func NightlyRecoveries(m contract.Matrix, profiles *profile.Set) []runner.Recovery {
+	for _, name := range m.Profiles {
+		if p, err := profiles.Get(name); err != nil || p.FS != profile.FSMem || len(m.Workloads) == 0 || len(m.Rows) == 0 || len(m.Scans) == 0 || len(m.Barriers) == 0 || len(m.Pars) == 0 {
+			continue
+		}
+		var out []runner.Recovery
+		for _, persist := range []bool{false, true} {
+			out = append(out, runner.Recovery{Crash: 90, Cell: contract.Cell{Profile: name, Workload: m.Workloads[0], Rows: m.Rows[0],
+				Persist: persist, Scan: m.Scans[0], Barrier: m.Barriers[0], Par: m.Pars[0]}})
+		}
+		return out
+	}
+	return nil
+}
+
 // NightlyCount is the rounds of a nightly run: as QuickCount, the fewest for which
 // a night's median has a 95 % interval (the dashboard's band; with 5 it had none).
 const NightlyCount = QuickCount
@@ -111,7 +129,7 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 		}
 		rep.RunErr = err
 		rep.Results = filepath.Join(run.Dir, "results.txt")
-		results, units = run.Results, run.Units
+		results, units = append(slices.Clip(run.Results), run.Extras...), run.Units
 	} else {
 		var err error
 		if results, units, err = contract.ReadFiles(rep.Results); err != nil {

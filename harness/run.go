@@ -111,14 +111,15 @@ func (s *measureSetup) passConfig(dir, name string, o Output) runner.PassConfig 
 type RunConfig struct {
 	Measure
 	Output
-	Out         string       // results directory; "": <module>/results/runs/<UTC time>-<commit>
-	Force       bool         // replace Out if it holds an earlier run's output
-	DryRun      bool         // print the plan only
-	NoPlots     bool         // skip drawing plots
-	Shard       runner.Shard // run only this part of the matrix (zero: all)
-	Binary      string       // a built bench binary to use instead of building one
-	RawCopy     bool         // also run a raw copy of every table, the reference the scale plot draws
-	CommandLine []string     // recorded in command.txt
+	Out         string            // results directory; "": <module>/results/runs/<UTC time>-<commit>
+	Force       bool              // replace Out if it holds an earlier run's output
+	DryRun      bool              // print the plan only
+	NoPlots     bool              // skip drawing plots
+	Shard       runner.Shard      // run only this part of the matrix (zero: all)
+	Binary      string            // a built bench binary to use instead of building one
+	RawCopy     bool              // also run a raw copy of every table, the reference the scale plot draws
+	Recoveries  []runner.Recovery // BenchmarkRecovery runs after the cells (with shards, in shard 1)
+	CommandLine []string          // recorded in command.txt
 
 	room func() runner.Room // what the machine has for the jobs' tables (nil: MachineRoom)
 }
@@ -159,7 +160,8 @@ const QuickCount = 6
 type RunReport struct {
 	Dir     string
 	Results []*benchfmt.Result
-	Rounds  []int // each result's round
+	Rounds  []int              // each result's round
+	Extras  []*benchfmt.Result // raw copies and recoveries, run after the cells
 	Units   benchfmt.UnitMetadataMap
 	Pass    *runner.PassResult
 }
@@ -224,15 +226,25 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	if cfg.RawCopy && ctx.Err() == nil {
-		copies, failed := runner.RunRawCopies(ctx, s.passConfig(dir, "rawcopy", cfg.Output), side, runner.RawCopiesOf(cells), cfg.Count)
-		for _, f := range failed {
-			log.Warn("raw copy failed", "copy", f)
+	var extras []runner.Extra
+	if cfg.RawCopy {
+		extras = runner.RawCopiesOf(cells)
+	}
+	if cfg.Shard.Count <= 1 || cfg.Shard.Index == 1 {
+		for _, r := range cfg.Recoveries {
+			extras = append(extras, r)
 		}
-		if len(copies) > 0 {
-			// The raw copies go into results.txt after the cells; the summary,
-			// the judge and the plots of cells skip them.
-			if err := writeResults(filepath.Join(dir, "results.txt"), append(slices.Clip(rep.Results), copies...), rep.Units); err != nil {
+	}
+	if len(extras) > 0 && ctx.Err() == nil {
+		var failed []string
+		rep.Extras, failed = runner.RunExtras(ctx, s.passConfig(dir, "extras", cfg.Output), side, extras, cfg.Count)
+		for _, f := range failed {
+			log.Warn("a run after the cells failed", "run", f)
+		}
+		if len(rep.Extras) > 0 {
+			// They go into results.txt after the cells; the summary and the plots
+			// of cells skip them.
+			if err := writeResults(filepath.Join(dir, "results.txt"), append(slices.Clip(rep.Results), rep.Extras...), rep.Units); err != nil {
 				return rep, err
 			}
 		}

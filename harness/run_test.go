@@ -10,12 +10,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -61,6 +63,15 @@ func fakeBench(args []string) int {
 		return 0
 	}
 	cell := m.Cells()[0]
+	if bench := fs.Lookup("test.bench").Value.String(); strings.HasPrefix(bench, "^BenchmarkRecovery$") {
+		pct, _ := strconv.Atoi(strings.TrimSuffix(*flags.Crash, "%"))
+		reemitted := cell.Rows * int64(pct) / 100
+		if cell.Persist {
+			reemitted = 1
+		}
+		fmt.Printf("Benchmark%s-2 \t1\t2000000 ns/op\t0.3 recovery-sec\t%d reemitted-rows\nPASS\n", runner.Recovery{Cell: cell, Crash: pct}.Name(), reemitted)
+		return 0
+	}
 	switch cell.Rows {
 	case rowsCrash:
 		fmt.Fprintln(os.Stderr, "panic: runtime error: index out of range [3] with length 3")
@@ -404,5 +415,40 @@ func TestRunRawCopy(t *testing.T) {
 	// 2 tables × persist off and on × 2 rounds; 2 tables × 2 rounds of copies.
 	if cells != 8 || copies != 4 {
 		t.Errorf("%d cell results and %d raw copies, want 8 and 4", cells, copies)
+	}
+}
+
+// TestRunRecoveries: the nightly's recovery cells run after the cells, --count
+// times, into results.txt; with shards only the first shard runs them.
+func TestRunRecoveries(t *testing.T) {
+	cfg := fakeConfig(t, "100", 2)
+	profiles, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Recoveries = NightlyRecoveries(cfg.Matrix, profiles)
+	if len(cfg.Recoveries) != 2 || cfg.Recoveries[0].Name() != "Recovery/profile=mem/workload=narrow/rows=100/crash=90%/persist=off/scan=merged/barrier=2500rows/par=2" {
+		t.Fatalf("recoveries %+v", cfg.Recoveries)
+	}
+	rep, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recoveries := 0
+	for _, r := range readResults(t, rep.Dir) {
+		if strings.HasPrefix(string(r.Name), "Recovery/profile=mem/") {
+			recoveries++
+			if v, ok := r.Value("reemitted-rows"); !ok || v == 0 {
+				t.Errorf("%s: reemitted-rows %v", r.Name, v)
+			}
+		}
+	}
+	if recoveries != 4 || len(rep.Extras) != 4 {
+		t.Errorf("%d recovery results in results.txt, %d in the report; want 4 (2 cells × 2 rounds)", recoveries, len(rep.Extras))
+	}
+	cfg.Out = t.TempDir()
+	cfg.Shard = runner.Shard{Index: 2, Count: 2}
+	if rep, err := Run(context.Background(), cfg); err != nil || len(rep.Extras) != 0 {
+		t.Errorf("shard 2/2 ran %d recoveries (err %v), want none", len(rep.Extras), err)
 	}
 }

@@ -46,6 +46,7 @@ Exit 0: the newest night starts no regression; 1: it does; 2: usage or run error
 		return err
 	}
 	given.apply(&cfg.Run.Matrix)
+	cfg.Run.Recoveries = harness.NightlyRecoveries(cfg.Run.Matrix, profiles)
 	cfg.Run.CommandLine = append([]string{"benchrun", "nightly"}, args...)
 	if cfg.Results != "" {
 		if _, err := os.Stat(cfg.Results); err != nil {

@@ -131,6 +131,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
 	}
 	given.apply(&cfg.Matrix)
+	if *base == "nightly" {
+		profiles, err := profile.NewSet(cfg.ProfileFiles)
+		if err != nil {
+			return usageError{err}
+		}
+		cfg.Recoveries = harness.NightlyRecoveries(cfg.Matrix, profiles)
+	}
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
 	_, err = harness.Run(ctx, cfg)
 	return usageOf(err)

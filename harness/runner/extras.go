@@ -17,6 +17,49 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 )
 
+// Extra is a benchmark run beside the cells, after them: a raw copy or a recovery.
+type Extra interface {
+	Name() string // as the bench binary reports it, without the GOMAXPROCS suffix
+	ProfileName() string
+	args(profileFiles []string) []string
+}
+
+// benchRegexp matches the sub-benchmark name of benchmark base level by level.
+func benchRegexp(base, name string) string {
+	re := "^Benchmark" + base + "$"
+	for _, p := range strings.Split(strings.TrimPrefix(name, base+"/"), "/") {
+		re += "/^" + regexp.QuoteMeta(p) + "$"
+	}
+	return re
+}
+
+// Recovery is a BenchmarkRecovery run: the cell's job, its power cut once Crash
+// per cent of its snapshot rows were emitted.
+type Recovery struct {
+	Cell  contract.Cell
+	Crash int
+}
+
+// Name is BenchmarkRecovery's name for it.
+func (r Recovery) Name() string {
+	c := r.Cell
+	return fmt.Sprintf("Recovery/profile=%s/workload=%s/rows=%d/crash=%d%%/persist=%s/scan=%s/barrier=%s/par=%d",
+		c.Profile, c.Workload, c.Rows, r.Crash, contract.OnOff(c.Persist), c.Scan, c.Barrier, c.Par)
+}
+
+// ProfileName is the profile it runs on.
+func (r Recovery) ProfileName() string { return r.Cell.Profile }
+
+func (r Recovery) args(profileFiles []string) []string {
+	args := r.Cell.Args("", profileFiles)
+	for i := range args {
+		if args[i] == "-test.bench" {
+			args[i+1] = benchRegexp("Recovery", r.Name())
+		}
+	}
+	return append(args, "-"+contract.FlagCrash, strconv.Itoa(r.Crash)+"%")
+}
+
 // RawCopy is a raw copy to run beside the cells: one table of one profile.
 type RawCopy struct {
 	Profile, Workload string
@@ -28,12 +71,17 @@ func (r RawCopy) Name() string {
 	return fmt.Sprintf("RawCopy/profile=%s/workload=%s/rows=%d", r.Profile, r.Workload, r.Rows)
 }
 
+// ProfileName is the profile it runs on.
+func (r RawCopy) ProfileName() string { return r.Profile }
+
 // RawCopiesOf are the distinct tables of the cells, in their order.
-func RawCopiesOf(cells []contract.Cell) []RawCopy {
-	var out []RawCopy
+func RawCopiesOf(cells []contract.Cell) []Extra {
+	var seen []RawCopy
+	var out []Extra
 	for _, c := range cells {
 		r := RawCopy{c.Profile, c.Workload, c.Rows}
-		if !slices.Contains(out, r) {
+		if !slices.Contains(seen, r) {
+			seen = append(seen, r)
 			out = append(out, r)
 		}
 	}
@@ -42,11 +90,7 @@ func RawCopiesOf(cells []contract.Cell) []RawCopy {
 
 // args run exactly this raw copy once.
 func (r RawCopy) args(profileFiles []string) []string {
-	bench := "^BenchmarkRawCopy$"
-	for _, p := range strings.Split(strings.TrimPrefix(r.Name(), "RawCopy/"), "/") {
-		bench += "/^" + regexp.QuoteMeta(p) + "$"
-	}
-	args := []string{"-test.run", "^$", "-test.bench", bench, "-profile", r.Profile, "-workload", r.Workload,
+	args := []string{"-test.run", "^$", "-test.bench", benchRegexp("RawCopy", r.Name()), "-profile", r.Profile, "-workload", r.Workload,
 		"-rows", strconv.FormatInt(r.Rows, 10), "-test.benchtime", "1x", "-test.count", "1"}
 	if len(profileFiles) > 0 {
 		args = append(args, "-"+contract.FlagProfileFile, strings.Join(profileFiles, ","))
@@ -54,19 +98,18 @@ func (r RawCopy) args(profileFiles []string) []string {
 	return args
 }
 
-// RunRawCopies runs each raw copy count times on the side's binary, round by round
-// (the raw copy is the reference the cells are read against, so it runs after
-// them, not interleaved), and returns their results with the harness's config and
-// a line per copy that failed.
-func RunRawCopies(ctx context.Context, cfg PassConfig, s Side, copies []RawCopy, count int) ([]*benchfmt.Result, []string) {
+// RunExtras runs each extra count times on the side's binary, round by round,
+// after the cells (not interleaved with them), and returns their results with the
+// harness's config and a line per run that failed.
+func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, count int) ([]*benchfmt.Result, []string) {
 	var results []*benchfmt.Result
 	var failed []string
 	for round := 1; round <= count; round++ {
-		for _, rc := range copies {
+		for _, rc := range extras {
 			if ctx.Err() != nil {
 				return results, append(failed, "interrupted")
 			}
-			prof, err := cfg.Profiles.Get(rc.Profile)
+			prof, err := cfg.Profiles.Get(rc.ProfileName())
 			if err != nil {
 				failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
 				continue
