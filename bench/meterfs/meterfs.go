@@ -259,6 +259,7 @@ type Throttle struct {
 type ThrottleConfig struct {
 	WriteBandwidth int64         // bytes/s
 	ReadBandwidth  int64         // bytes/s, a bucket of its own
+	Bandwidth      int64         // bytes/s that reads and writes share, as a volume's; instead of the two above
 	IOPS           int64         // read and write operations/s; a file's contiguous transfers merge into operations of up to IOSize
 	Burst          time.Duration // how much of each rate a bucket holds (0: 100ms)
 	Sync           Latency
@@ -340,6 +341,10 @@ func NewThrottle(cfg ThrottleConfig) *Throttle {
 	t := &Throttle{
 		write: newBucket(cfg.WriteBandwidth, burst, clock), read: newBucket(cfg.ReadBandwidth, burst, clock),
 		ops: newBucket(cfg.IOPS, burst, clock), sync: newSampler(cfg.Sync, 0x73796e63), clock: clock,
+	}
+	if cfg.Bandwidth > 0 {
+		t.write = newBucket(cfg.Bandwidth, burst, clock)
+		t.read = t.write
 	}
 	if u := cfg.Upload; u != nil {
 		t.upload, t.put, t.uploadBW = u, newSampler(u.Latency, 0x707574), newBucket(u.Bandwidth, burst, clock)

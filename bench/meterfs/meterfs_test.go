@@ -143,6 +143,26 @@ func TestReadsGoThroughTheThrottle(t *testing.T) {
 	}
 }
 
+// TestSharedBandwidth: with Bandwidth, reads and writes draw on one bucket, as a
+// volume's throughput limit covers both: a read after a write waits for the
+// write's bytes too.
+func TestSharedBandwidth(t *testing.T) {
+	c := &fakeClock{now: time.Unix(0, 0)}
+	th := NewThrottle(ThrottleConfig{Bandwidth: 1000, Burst: time.Second, Clock: c})
+	th.Write(1000) // the burst
+	th.Read(1000)  // 1 s more
+	if c.slept != time.Second {
+		t.Errorf("a 1000-byte write then a 1000-byte read at 1000 B/s shared with a 1 s burst slept %v, want 1s", c.slept)
+	}
+	c = &fakeClock{now: time.Unix(0, 0)}
+	th = NewThrottle(ThrottleConfig{WriteBandwidth: 1000, ReadBandwidth: 1000, Burst: time.Second, Clock: c})
+	th.Write(1000)
+	th.Read(1000)
+	if c.slept != 0 {
+		t.Errorf("separate buckets slept %v, want 0", c.slept)
+	}
+}
+
 func TestThrottleSyncLatency(t *testing.T) {
 	c := &fakeClock{now: time.Unix(0, 0)}
 	th := NewThrottle(ThrottleConfig{Sync: Latency{Median: 2 * time.Millisecond}, Clock: c})

@@ -40,7 +40,7 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	cfg.Throttle = nil
 	if p.Simulated() {
 		tc := meterfs.ThrottleConfig{
-			WriteBandwidth: p.WriteBandwidth, ReadBandwidth: p.ReadBandwidth, IOPS: p.IOPS,
+			WriteBandwidth: p.WriteBandwidth, ReadBandwidth: p.ReadBandwidth, Bandwidth: p.Bandwidth, IOPS: p.IOPS,
 			Sync: meterfs.Latency{Median: p.SyncLatency, P99: p.SyncLatencyP99, Seed: cfg.Seed},
 		}
 		if p.ObjectStore {

@@ -37,6 +37,7 @@ type Profile struct {
 	AllowTmpfs     bool          // FSDisk: run even when Dir is on tmpfs (memory, not a disk)
 	WriteBandwidth int64         // bytes/s through the throttle; 0: unlimited
 	ReadBandwidth  int64         // bytes/s read through the throttle (a bucket of its own); 0: unlimited
+	Bandwidth      int64         // bytes/s that reads and writes share (instead of the two above); 0: none
 	IOPS           int64         // read and write operations/s, one per started 256 KiB; 0: unlimited
 	SyncLatency    time.Duration // the median time the throttle adds to a sync
 	SyncLatencyP99 time.Duration // its 99th percentile (log-normal tail); ≤ SyncLatency: constant
@@ -64,6 +65,7 @@ type file struct {
 	AllowTmpfs      bool   `json:"allow_tmpfs,omitempty"`
 	WriteBandwidth  string `json:"write_bandwidth,omitempty"` // per second, e.g. "125MiB"
 	ReadBandwidth   string `json:"read_bandwidth,omitempty"`  // per second
+	Bandwidth       string `json:"bandwidth,omitempty"`       // per second, reads and writes together
 	IOPS            int64  `json:"iops,omitempty"`
 	SyncLatency     string `json:"sync_latency,omitempty"`     // median, e.g. "1ms"
 	SyncLatencyP99  string `json:"sync_latency_p99,omitempty"` // e.g. "6ms"; default: the median
@@ -128,6 +130,12 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	}
 	if p.ReadBandwidth, err = parseBytes(f.ReadBandwidth, 0); err != nil {
 		return bad("read_bandwidth", f.ReadBandwidth, err.Error())
+	}
+	if p.Bandwidth, err = parseBytes(f.Bandwidth, 0); err != nil {
+		return bad("bandwidth", f.Bandwidth, err.Error())
+	}
+	if p.Bandwidth > 0 && (p.WriteBandwidth > 0 || p.ReadBandwidth > 0) {
+		return bad("bandwidth", f.Bandwidth, "reads and writes share it: leave write_bandwidth and read_bandwidth out")
 	}
 	if p.BlockCache, err = parseBytes(f.BlockCache, 64<<20); err != nil {
 		return bad("block_cache", f.BlockCache, err.Error())
@@ -284,7 +292,7 @@ func (s *Set) Names() []string {
 // Simulated reports whether the throttle shapes the filesystem, so that results from
 // it are a model of a device rather than a measurement of one.
 func (p Profile) Simulated() bool {
-	return p.WriteBandwidth > 0 || p.ReadBandwidth > 0 || p.IOPS > 0 || p.SyncLatency > 0 || p.ObjectStore
+	return p.WriteBandwidth > 0 || p.ReadBandwidth > 0 || p.Bandwidth > 0 || p.IOPS > 0 || p.SyncLatency > 0 || p.ObjectStore
 }
 
 // Disk describes the storage the profile measures, for result files.
@@ -304,7 +312,9 @@ func (p Profile) Disk() string {
 		return fmt.Sprintf("simulated object store, no WAL: %s per PUT, %s/s uploads, on %s", put, FormatBytes(p.UploadBandwidth), base)
 	}
 	limits := FormatBytes(p.WriteBandwidth) + "/s"
-	if p.ReadBandwidth > 0 {
+	if p.Bandwidth > 0 {
+		limits = FormatBytes(p.Bandwidth) + "/s reads and writes together"
+	} else if p.ReadBandwidth > 0 {
 		limits = fmt.Sprintf("%s writes %s/s reads", limits, FormatBytes(p.ReadBandwidth))
 	}
 	if p.IOPS > 0 {

@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 			want: Profile{Name: "d", Version: 1, FS: FSDisk, Dir: "/scratch", BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
 		},
 		{name: "allow_tmpfs on mem", json: `{"name":"x","version":1,"fs":"mem","allow_tmpfs":true}`, wantErr: `allow_tmpfs "true": only a "disk" profile`},
-		{name: "unknown field", json: `{"name":"x","version":1,"fs":"mem","bandwidth":"1MiB"}`, wantErr: `unknown field "bandwidth"`},
+		{name: "unknown field", json: `{"name":"x","version":1,"fs":"mem","speed":"1MiB"}`, wantErr: `unknown field "speed"`},
 		{name: "negative bandwidth", json: `{"name":"x","version":1,"fs":"mem","write_bandwidth":"-5MiB"}`, wantErr: `write_bandwidth "-5MiB": must be ≥ 0`},
 		{name: "bad size", json: `{"name":"x","version":1,"fs":"mem","block_cache":"lots"}`, wantErr: `block_cache "lots": not a size`},
 		{name: "zero cache", json: `{"name":"x","version":1,"fs":"mem","block_cache":"0"}`, wantErr: `block_cache "0": must be > 0`},
@@ -45,6 +45,12 @@ func TestParse(t *testing.T) {
 			want: Profile{Name: "vol", Version: 1, FS: FSMem, ReadBandwidth: 250 << 20, IOPS: 3000,
 				BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
 		},
+		{
+			name: "shared bandwidth",
+			json: `{"name":"vol","version":1,"fs":"mem","bandwidth":"125MiB"}`,
+			want: Profile{Name: "vol", Version: 1, FS: FSMem, Bandwidth: 125 << 20, BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
+		},
+		{name: "shared and split bandwidth", json: `{"name":"x","version":1,"fs":"mem","bandwidth":"1MiB","write_bandwidth":"1MiB"}`, wantErr: `bandwidth "1MiB": reads and writes share it`},
 		{name: "negative iops", json: `{"name":"x","version":1,"fs":"mem","iops":-1}`, wantErr: `iops "-1": must be ≥ 0`},
 		{name: "bad read bandwidth", json: `{"name":"x","version":1,"fs":"mem","read_bandwidth":"fast"}`, wantErr: `read_bandwidth "fast": not a size`},
 		{name: "p99 below median", json: `{"name":"x","version":1,"fs":"mem","sync_latency":"2ms","sync_latency_p99":"1ms"}`, wantErr: `sync_latency_p99 "1ms": must be ≥ sync_latency ("2ms")`},
@@ -97,8 +103,8 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("built-in profile %s missing", name)
 		}
 	}
-	if gp3 := got["gp3"]; gp3.WriteBandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || gp3.ReadBandwidth != 125<<20 || gp3.IOPS != 0 || !gp3.Simulated() {
-		t.Errorf("gp3 = %+v, want 125MiB/s each way, no IOPS limit, syncs of 1ms median and 6ms p99, simulated", gp3)
+	if gp3 := got["gp3"]; gp3.Bandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || gp3.WriteBandwidth != 0 || gp3.ReadBandwidth != 0 || gp3.IOPS != 0 || !gp3.Simulated() {
+		t.Errorf("gp3 = %+v, want 125MiB/s shared by reads and writes, no IOPS limit, syncs of 1ms median and 6ms p99, simulated", gp3)
 	}
 	if d := got["gp3"].Disk(); !strings.Contains(d, "simulated") {
 		t.Errorf("gp3 disk %q does not say it is simulated", d)

@@ -73,8 +73,8 @@ func EstimateCost(c contract.Cell, p profile.Profile) float64 {
 	perRow := 4e-6 * w // load + job + verification on mem, 2 cores
 	bytes := 400 * w * float64(c.Rows)
 	cost := 0.3 + perRow*float64(c.Rows)
-	if p.WriteBandwidth > 0 {
-		cost += bytes / float64(p.WriteBandwidth)
+	if bw := max(p.WriteBandwidth, p.Bandwidth); bw > 0 {
+		cost += bytes / float64(bw)
 	}
 	if c.Limit > 0 { // the scan cannot go faster than its limit
 		cost = max(cost, 0.3+float64(c.Rows)/float64(int64(c.Limit)*int64(c.Par)))
