@@ -147,7 +147,19 @@ type file struct {
 	reads, writes ioRun
 	upload        bool         // an sstable, uploaded when closed
 	written       atomic.Int64 // bytes written to this file
+
+	// The ranges Pebble recently asked to read ahead (one per reading iterator,
+	// and a merged scan has one per vnode on the same file): reads inside them
+	// cost no operation of their own, as the kernel's read-ahead serves them on a
+	// real disk.
+	aheadMu sync.Mutex
+	ahead   [aheadRanges][2]int64
+	aheadN  int
 }
+
+// aheadRanges is how many read-ahead ranges a file remembers, the newest replacing
+// the oldest: enough for a merged scan's iterators over one sstable.
+const aheadRanges = 256
 
 // wrote accounts n bytes written at off (-1: where the last write ended).
 func (f *file) wrote(off int64, n int) {
@@ -169,8 +181,42 @@ func (f *file) synced() {
 // readBytes accounts n bytes read at off (-1: where the last read ended).
 func (f *file) readBytes(off int64, n int) {
 	if t := f.fs.throttle; t != nil {
-		t.transfer(t.read, n, f.reads.ops(off, n))
+		ops := 0
+		if !f.readAhead(off, n) {
+			ops = f.reads.ops(off, n)
+		}
+		t.transfer(t.read, n, ops)
 	}
+}
+
+// readAhead reports whether [off, off+n) lies in a range read ahead.
+func (f *file) readAhead(off int64, n int) bool {
+	if off < 0 {
+		return false
+	}
+	f.aheadMu.Lock()
+	defer f.aheadMu.Unlock()
+	for _, r := range f.ahead[:min(f.aheadN, aheadRanges)] {
+		if off >= r[0] && off+int64(n) <= r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// Prefetch is Pebble's read-ahead of an sstable it reads in order: the range is
+// read in operations of up to IOSize now, and reads inside it cost none later.
+func (f *file) Prefetch(offset, length int64) error {
+	if t := f.fs.throttle; t != nil && length > 0 {
+		f.aheadMu.Lock()
+		f.ahead[f.aheadN%aheadRanges] = [2]int64{offset, offset + length}
+		f.aheadN++
+		f.aheadMu.Unlock()
+		if d := t.ops.reserve(float64(opsOf(int(length)))); d > 0 {
+			t.clock.Sleep(d)
+		}
+	}
+	return f.File.Prefetch(offset, length)
 }
 
 func (f *file) Read(p []byte) (int, error) {

@@ -368,3 +368,42 @@ func TestUpload(t *testing.T) {
 		})
 	}
 }
+
+// TestReadAheadCostsOperationsOnce: after Pebble's Prefetch of a range (its
+// read-ahead), block reads inside it cost no operation of their own, even out of
+// order; a read outside it does. Without the prefetch each jump is an operation.
+func TestReadAheadCostsOperationsOnce(t *testing.T) {
+	read := func(prefetch bool) time.Duration {
+		c := &fakeClock{now: time.Unix(0, 0)}
+		mem := vfs.NewMem()
+		f, err := mem.Create("000001.sst", vfs.WriteCategoryUnspecified)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(make([]byte, 1<<20))
+		f.Close()
+		fs := Wrap(mem, NewThrottle(ThrottleConfig{IOPS: 1, Burst: time.Second, Clock: c}))
+		r, err := fs.Open("000001.sst")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if prefetch {
+			r.Prefetch(0, 512<<10) // two operations of 256 KiB
+		}
+		buf := make([]byte, 4096)
+		for i := 62; i >= 0; i -= 2 { // every other block, backwards: no two contiguous
+			r.ReadAt(buf, int64(i)*4096)
+		}
+		r.ReadAt(buf, 900<<10) // outside the read-ahead
+		return c.slept
+	}
+	// At 1 operation/s with one in the bucket: 2 for the prefetch and 1 outside it
+	// wait 2 s; 32 jumps and 1 more wait 32 s.
+	if got := read(true); got != 2*time.Second {
+		t.Errorf("with read-ahead: slept %v, want 2s", got)
+	}
+	if got := read(false); got != 32*time.Second {
+		t.Errorf("without read-ahead: slept %v, want 32s", got)
+	}
+}

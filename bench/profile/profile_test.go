@@ -103,8 +103,8 @@ func TestBuiltin(t *testing.T) {
 			t.Errorf("built-in profile %s missing", name)
 		}
 	}
-	if gp3 := got["gp3"]; gp3.Bandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || gp3.WriteBandwidth != 0 || gp3.ReadBandwidth != 0 || gp3.IOPS != 0 || !gp3.Simulated() {
-		t.Errorf("gp3 = %+v, want 125MiB/s shared by reads and writes, no IOPS limit, syncs of 1ms median and 6ms p99, simulated", gp3)
+	if gp3 := got["gp3"]; gp3.Bandwidth != 125<<20 || gp3.SyncLatency != time.Millisecond || gp3.SyncLatencyP99 != 6*time.Millisecond || gp3.WriteBandwidth != 0 || gp3.ReadBandwidth != 0 || gp3.IOPS != 3000 || !gp3.Simulated() {
+		t.Errorf("gp3 = %+v, want 125MiB/s shared by reads and writes, 3000 IOPS, syncs of 1ms median and 6ms p99, simulated", gp3)
 	}
 	if d := got["gp3"].Disk(); !strings.Contains(d, "simulated") {
 		t.Errorf("gp3 disk %q does not say it is simulated", d)
