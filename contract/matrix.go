@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -64,6 +65,7 @@ func (m *Matrix) Set(dim, list string) error {
 		return fmt.Errorf("%s: empty list", dim)
 	}
 	bad := func(v string, why any) error { return fmt.Errorf("%s %q: %v", dim, v, why) }
+	var err error
 	switch dim {
 	case "profile", "workload":
 		for _, v := range vals {
@@ -101,32 +103,11 @@ func (m *Matrix) Set(dim, list string) error {
 		}
 		m.Scans = vals
 	case "barrier":
-		m.Barriers = nil
-		for _, v := range vals {
-			c, err := ParseCadence(v)
-			if err != nil {
-				return err
-			}
-			m.Barriers = append(m.Barriers, c)
-		}
+		m.Barriers, err = parseEach(vals, ParseCadence)
 	case "changes":
-		m.Changes = nil
-		for _, v := range vals {
-			r, err := ParseChangeRate(v)
-			if err != nil {
-				return err
-			}
-			m.Changes = append(m.Changes, r)
-		}
+		m.Changes, err = parseEach(vals, ParseChangeRate)
 	case "limit":
-		m.Limits = nil
-		for _, v := range vals {
-			l, err := ParseRateLimit(v)
-			if err != nil {
-				return err
-			}
-			m.Limits = append(m.Limits, l)
-		}
+		m.Limits, err = parseEach(vals, ParseRateLimit)
 	case "read":
 		for _, v := range vals {
 			if !slices.Contains(Reads, v) {
@@ -135,36 +116,40 @@ func (m *Matrix) Set(dim, list string) error {
 		}
 		m.Reads = vals
 	case "ckpt":
-		m.Ckpts = nil
-		for _, v := range vals {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return bad(v, "want a checkpoint frequency ≥ 1 (every n-th barrier syncs)")
-			}
-			m.Ckpts = append(m.Ckpts, n)
-		}
+		m.Ckpts, err = parseEach(vals, intIn(bad, 1, math.MaxInt, "want a checkpoint frequency ≥ 1 (every n-th barrier syncs)"))
 	case "vnodes":
-		m.Vnodes = nil
-		for _, v := range vals {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > MaxVnodes {
-				return bad(v, fmt.Sprintf("want a vnode count from 1 to %d", MaxVnodes))
-			}
-			m.Vnodes = append(m.Vnodes, n)
-		}
+		m.Vnodes, err = parseEach(vals, intIn(bad, 1, MaxVnodes, fmt.Sprintf("want a vnode count from 1 to %d", MaxVnodes)))
 	case "par":
-		m.Pars = nil
-		for _, v := range vals {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > MaxPar {
-				return bad(v, fmt.Sprintf("want an actor count from 1 to %d (each actor owns at least one of the %d vnodes)", MaxPar, MaxPar))
-			}
-			m.Pars = append(m.Pars, n)
-		}
+		m.Pars, err = parseEach(vals, intIn(bad, 1, MaxPar, fmt.Sprintf("want an actor count from 1 to %d (each actor owns at least one of the %d vnodes)", MaxPar, MaxPar)))
 	default:
 		return fmt.Errorf("unknown dimension %q (have %s)", dim, strings.Join(Dimensions, ", "))
 	}
-	return nil
+	return err
+}
+
+// parseEach parses every value of a list, stopping at the first it refuses.
+func parseEach[T any](vals []string, parse func(string) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(vals))
+	for _, v := range vals {
+		x, err := parse(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// intIn parses an integer from lo to hi; bad words the error, why says what is
+// wanted.
+func intIn(bad func(string, any) error, lo, hi int, why string) func(string) (int, error) {
+	return func(v string) (int, error) {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return 0, bad(v, why)
+		}
+		return n, nil
+	}
 }
 
 // Canonicalize replaces every workload spec by canon's form of it (the workload
