@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
 	"github.com/backfill-bench/backfill-bench/harness/render"
@@ -26,11 +28,7 @@ type modelFile struct {
 // jobsOf turns backfill results into the model's jobs: rows, epochs (the regular
 // barriers plus the first and the final), persistence and wall time. Every result
 // must share one configuration besides rows, barrier and persistence.
-func jobsOf(names []string) ([]costmodel.Job, string, error) {
-	results, _, err := contract.ReadFiles(names...)
-	if err != nil {
-		return nil, "", &ConfigError{fmt.Errorf("fit: %w", err)}
-	}
+func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string, error) {
 	var jobs []costmodel.Job
 	config := ""
 	for _, r := range results {
@@ -66,11 +64,11 @@ func jobsOf(names []string) ([]costmodel.Job, string, error) {
 // writes a summary of the coefficients with their 95 % intervals to w, and draws
 // the results against size (scale.png and .svg beside out).
 func FitModel(w io.Writer, names []string, out string) error {
-	jobs, config, err := jobsOf(names)
-	if err != nil {
-		return err
-	}
 	results, _, err := contract.ReadFiles(names...)
+	if err != nil {
+		return &ConfigError{fmt.Errorf("fit: %w", err)}
+	}
+	jobs, config, err := jobsOf(results, names)
 	if err != nil {
 		return err
 	}
