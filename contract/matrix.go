@@ -314,9 +314,13 @@ func (c Cell) Only() Matrix {
 }
 
 // BenchRegexp matches this cell's sub-benchmark of BenchmarkBackfill and nothing else.
-func (c Cell) BenchRegexp() string {
-	parts := []string{"^Benchmark" + BenchmarkName + "$"}
-	for _, p := range strings.Split(c.Name(), "/") {
+func (c Cell) BenchRegexp() string { return BenchRegexp(BenchmarkName, c.Name()) }
+
+// BenchRegexp matches sub-benchmark name (its levels after base's) of Benchmark<base>
+// and nothing else, for -test.bench.
+func BenchRegexp(base, name string) string {
+	parts := []string{"^Benchmark" + base + "$"}
+	for _, p := range strings.Split(name, "/") {
 		parts = append(parts, "^"+regexp.QuoteMeta(p)+"$")
 	}
 	return strings.Join(parts, "/")

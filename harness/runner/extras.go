@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,15 +21,6 @@ type Extra interface {
 	Name() string // as the bench binary reports it, without the GOMAXPROCS suffix
 	ProfileName() string
 	args(profileFiles []string) []string
-}
-
-// benchRegexp matches the sub-benchmark name of benchmark base level by level.
-func benchRegexp(base, name string) string {
-	re := "^Benchmark" + base + "$"
-	for _, p := range strings.Split(strings.TrimPrefix(name, base+"/"), "/") {
-		re += "/^" + regexp.QuoteMeta(p) + "$"
-	}
-	return re
 }
 
 // Recovery is a BenchmarkRecovery run: the cell's job, its power cut once Crash
@@ -54,7 +44,7 @@ func (r Recovery) args(profileFiles []string) []string {
 	args := r.Cell.Args("", profileFiles)
 	for i := range args {
 		if args[i] == "-test.bench" {
-			args[i+1] = benchRegexp("Recovery", r.Name())
+			args[i+1] = contract.BenchRegexp("Recovery", strings.TrimPrefix(r.Name(), "Recovery/"))
 		}
 	}
 	return append(args, "-"+contract.FlagCrash, strconv.Itoa(r.Crash)+"%")
@@ -90,7 +80,7 @@ func RawCopiesOf(cells []contract.Cell) []Extra {
 
 // args run exactly this raw copy once.
 func (r RawCopy) args(profileFiles []string) []string {
-	args := []string{"-test.run", "^$", "-test.bench", benchRegexp("RawCopy", r.Name()), "-profile", r.Profile, "-workload", r.Workload,
+	args := []string{"-test.run", "^$", "-test.bench", contract.BenchRegexp("RawCopy", strings.TrimPrefix(r.Name(), "RawCopy/")), "-profile", r.Profile, "-workload", r.Workload,
 		"-rows", strconv.FormatInt(r.Rows, 10), "-test.benchtime", "1x", "-test.count", "1"}
 	if len(profileFiles) > 0 {
 		args = append(args, "-"+contract.FlagProfileFile, strings.Join(profileFiles, ","))
