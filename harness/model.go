@@ -23,6 +23,8 @@ type modelFile struct {
 	// the model predicts for it only.
 	Config string   `json:"config"`
 	Files  []string `json:"files"`
+	// The held-out check: a model of the smaller sizes predicting the largest.
+	HeldOut []costmodel.Check `json:"held_out,omitempty"`
 }
 
 // jobsOf turns backfill results into the model's jobs: rows, epochs (the regular
@@ -52,7 +54,8 @@ func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string
 		if !okSec || !okB {
 			continue
 		}
-		jobs = append(jobs, costmodel.Job{Rows: float64(c.Rows), Epochs: barriers + 2, Vnodes: float64(c.VnodeCount()), Persist: c.Persist, Seconds: sec})
+		jobs = append(jobs, costmodel.Job{Rows: float64(c.Rows), Epochs: barriers + 2, Vnodes: float64(c.VnodeCount()), Persist: c.Persist, Seconds: sec,
+			Barrier: c.Barrier.Interval.Seconds(), EpochRows: float64(c.Barrier.Rows)})
 	}
 	if len(jobs) == 0 {
 		return nil, "", &ConfigError{fmt.Errorf("fit: no backfill results with sec/op and barriers in %s", strings.Join(names, ", "))}
@@ -84,7 +87,12 @@ func FitModel(w io.Writer, names []string, out string) error {
 	if err != nil {
 		return &ConfigError{err}
 	}
-	data, err := json.MarshalIndent(modelFile{Model: m, Config: config, Files: names}, "", "  ")
+	mf := modelFile{Model: m, Config: config, Files: names}
+	trained, checks, holdErr := costmodel.HoldOut(jobs, 300, 2)
+	if holdErr == nil {
+		mf.HeldOut = checks
+	}
+	data, err := json.MarshalIndent(mf, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -102,10 +110,45 @@ func FitModel(w io.Writer, names []string, out string) error {
 			fmt.Fprintf(w, "  %-26s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
 		}
 	}
+	writeHeldOut(w, trained, checks, holdErr)
 	if drawn {
 		fmt.Fprintf(w, "plots: %s.png %s.svg\n", plotBase, plotBase)
 	}
 	return nil
+}
+
+// writeHeldOut says how the model of the smaller sizes predicted the largest, and
+// plainly where it does not hold.
+func writeHeldOut(w io.Writer, trained [2]float64, checks []costmodel.Check, err error) {
+	if err != nil {
+		fmt.Fprintf(w, "held out: not checked: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "held out: fitted on %g to %g rows, predicting %g rows (it holds within ±%.0f %%):\n",
+		trained[0], trained[1], checks[0].Rows, 100*costmodel.Tolerance)
+	failed := 0
+	for _, c := range checks {
+		barrier := fmt.Sprintf("%gs", c.Barrier)
+		if c.EpochRows > 0 {
+			barrier = fmt.Sprintf("%grows", c.EpochRows)
+		}
+		label := fmt.Sprintf("barrier=%s persist=%s vnodes=%g", barrier, contract.OnOff(c.Persist), vnodeCount(c.Vnodes))
+		if c.Refused != "" {
+			failed++
+			fmt.Fprintf(w, "  %-40s measured %.4g s (%d jobs), no prediction: %s\n", label, c.Measured, c.Jobs, c.Refused)
+			continue
+		}
+		verdict := "holds"
+		if !c.Holds {
+			failed++
+			verdict = "DOES NOT HOLD"
+		}
+		fmt.Fprintf(w, "  %-40s measured %.4g s (%d jobs), predicted %.4g s [%.4g, %.4g]: %+.0f %%, %s\n",
+			label, c.Measured, c.Jobs, c.Predicted, c.PredLo, c.PredHi, 100*c.Error, verdict)
+	}
+	if failed > 0 {
+		fmt.Fprintf(w, "  the model does not hold for %d of %d configurations at %g rows: read its predictions beyond the measured sizes as rough\n", failed, len(checks), checks[0].Rows)
+	}
 }
 
 // Predict prints the model's prediction for q: time, rows/s and epochs with their
@@ -128,11 +171,7 @@ func Predict(w io.Writer, modelPath string, q costmodel.Query) error {
 	if q.EpochRows > 0 {
 		barrier = fmt.Sprintf("every %g rows", q.EpochRows)
 	}
-	vnodes := q.Vnodes
-	if vnodes <= 0 {
-		vnodes = contract.DefaultVnodes
-	}
-	fmt.Fprintf(w, "%s, %g rows, %g vnodes, barriers %s, persist=%s:\n", mf.Config, q.Rows, vnodes, barrier, contract.OnOff(q.Persist))
+	fmt.Fprintf(w, "%s, %g rows, %g vnodes, barriers %s, persist=%s:\n", mf.Config, q.Rows, vnodeCount(q.Vnodes), barrier, contract.OnOff(q.Persist))
 	fmt.Fprintf(w, "  time   %.4g s [%.4g, %.4g]\n  rows/s %.4g [%.4g, %.4g]\n  epochs %.0f\n",
 		p.Seconds, p.SecondsLo, p.SecondsHi, p.RowsPerSec, q.Rows/p.SecondsHi, q.Rows/p.SecondsLo, p.Epochs)
 	if q.Persist {
@@ -143,4 +182,12 @@ func Predict(w io.Writer, modelPath string, q costmodel.Query) error {
 		}
 	}
 	return nil
+}
+
+// vnodeCount is a query's vnodes, 0 meaning the default.
+func vnodeCount(v float64) float64 {
+	if v <= 0 {
+		return contract.DefaultVnodes
+	}
+	return v
 }

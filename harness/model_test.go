@@ -59,7 +59,8 @@ func TestFitAndPredict(t *testing.T) {
 			t.Errorf("no scale plot: %v", err)
 		}
 	}
-	if !strings.Contains(out.String(), "model of profile=mem/workload=narrow/scan=merged/par=2: 48 jobs") || !strings.Contains(out.String(), "per-persisted-epoch") {
+	if !strings.Contains(out.String(), "model of profile=mem/workload=narrow/scan=merged/par=2: 48 jobs") || !strings.Contains(out.String(), "per-persisted-epoch") ||
+		!strings.Contains(out.String(), "held out: fitted on 100000 to 1e+06 rows, predicting 3e+06 rows") || strings.Count(out.String(), ", holds") != 4 {
 		t.Errorf("fit summary:\n%s", out.String())
 	}
 	out.Reset()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/backfill-bench/backfill-bench/contract"
@@ -31,6 +32,7 @@ type NoiseRow struct {
 	N          int     // rounds
 	RunCV      float64 // spread of single runs: standard deviation ÷ mean
 	PairSD     float64 // spread of the per-round log ratio of two runs back to back
+	PairCorr   float64 // correlation of the two runs of a round (NaN if unknown)
 	Detectable float64 // smallest change a paired compare of N rounds finds with 90 % power; +Inf if none
 	Rounds     int     // rounds a paired compare needs to detect a change of the threshold; 0 if it cannot
 }
@@ -104,10 +106,11 @@ func noiseRows(v *judge.Verdict, g *judge.Grid, o judge.Options) []NoiseRow {
 			continue
 		}
 		pair := cells[[2]string{f.Cell, f.Unit}]
-		r := NoiseRow{Cell: f.Cell, Unit: f.Unit, N: f.Pairs, Detectable: math.Inf(1)}
+		r := NoiseRow{Cell: f.Cell, Unit: f.Unit, N: f.Pairs, Detectable: math.Inf(1), PairCorr: math.NaN()}
 		if pair[0] != nil && pair[1] != nil {
 			r.RunCV = judge.CV(append(append([]float64(nil), pair[0].Raw...), pair[1].Raw...))
 			r.PairSD = judge.PairedLogSD(pair[0], pair[1])
+			r.PairCorr = judge.PairCorrelation(pair[0], pair[1])
 		}
 		if f.Detectable != nil {
 			r.Detectable = *f.Detectable
@@ -120,17 +123,37 @@ func noiseRows(v *judge.Verdict, g *judge.Grid, o judge.Options) []NoiseRow {
 
 func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "cell\tmetric\tn\trun CV\tpaired ratio sd\tdetectable now\tthreshold\trounds for it\t")
+	fmt.Fprintln(tw, "cell\tmetric\tn\trun CV\tpaired ratio sd\tpair corr\tdetectable now\tthreshold\trounds for it\t")
+	var corrs []float64 // of the metrics that move at all
 	for _, r := range rows {
-		det, rounds := "∞", "—"
+		det, rounds, corr := "∞", "—", "—"
+		if !math.IsNaN(r.PairCorr) {
+			corr = fmt.Sprintf("%+.2f", r.PairCorr)
+			if r.PairSD > minDiagnosedSD {
+				corrs = append(corrs, r.PairCorr)
+			}
+		}
 		if !math.IsInf(r.Detectable, 0) {
 			det = fmt.Sprintf("%.1f%%", 100*r.Detectable)
 		}
 		if r.Rounds > 0 {
 			rounds = fmt.Sprint(r.Rounds)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%s\t%g%%\t%s\t\n", r.Cell, r.Unit, r.N, 100*r.RunCV, 100*r.PairSD, det, 100*o.Thresholds[r.Unit], rounds)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%s\t%s\t%g%%\t%s\t\n", r.Cell, r.Unit, r.N, 100*r.RunCV, 100*r.PairSD, corr, det, 100*o.Thresholds[r.Unit], rounds)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nEvery cell ran twice per round, back to back, on one build: an A/A compare. run CV is the spread of single runs; paired ratio sd the spread of the per-round log ratio, which the paired test sees. detectable now: the smallest change a compare of n rounds finds with 90 %% power at α = %g corrected over the %d judged pairs; rounds for it: the rounds a compare needs to detect a change of the threshold.\n", o.Alpha, len(rows))
+	fmt.Fprintf(w, "\nEvery cell ran twice per round, back to back, on one build: an A/A compare. run CV is the spread of single runs; paired ratio sd the spread of the per-round log ratio, which the paired test sees; pair corr how much the two runs of a round move together. detectable now: the smallest change a compare of n rounds finds with 90 %% power at α = %g corrected over the %d judged pairs; rounds for it: the rounds a compare needs to detect a change of the threshold.\n", o.Alpha, len(rows))
+	if len(corrs) > 0 {
+		slices.Sort(corrs)
+		med := corrs[len(corrs)/2]
+		if med < 0.5 {
+			fmt.Fprintf(w, "\nThe two runs of a round hardly move together (median pair corr %+.2f over %d varying metrics): the noise is each run's own, not a drift of the machine, so pairing cancels little of it; only more rounds or longer jobs narrow a compare.\n", med, len(corrs))
+		} else {
+			fmt.Fprintf(w, "\nThe two runs of a round move together (median pair corr %+.2f over %d varying metrics): the machine drifts, and pairing cancels that part.\n", med, len(corrs))
+		}
+	}
 }
+
+// minDiagnosedSD is the paired spread below which a metric counts as not moving
+// (bytes and allocations of work-driven cells): its correlation says nothing.
+const minDiagnosedSD = 0.005

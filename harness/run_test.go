@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -450,5 +451,30 @@ func TestRunRecoveries(t *testing.T) {
 	cfg.Shard = runner.Shard{Index: 2, Count: 2}
 	if rep, err := Run(context.Background(), cfg); err != nil || len(rep.Extras) != 0 {
 		t.Errorf("shard 2/2 ran %d recoveries (err %v), want none", len(rep.Extras), err)
+	}
+}
+
+// TestNoiseDiagnosis: the noise table says whether the runs of a round move
+// together (pairing cancels the drift) or not (only more rounds help), judged on
+// the metrics that move at all.
+func TestNoiseDiagnosis(t *testing.T) {
+	o := judge.Options{Thresholds: judge.DefaultThresholds(), Alpha: 0.05}
+	row := func(unit string, sd, corr float64) NoiseRow {
+		return NoiseRow{Cell: "c", Unit: unit, N: 10, RunCV: sd, PairSD: sd, PairCorr: corr, Detectable: math.Inf(1)}
+	}
+	for _, tc := range []struct {
+		rows []NoiseRow
+		want string
+	}{
+		{[]NoiseRow{row("rows/s", 0.1, 0.1), row("cpu-ns/row", 0.1, 0.2), row("write-amp", 0, math.NaN())}, "hardly move together (median pair corr +0.20 over 2 varying metrics"},
+		{[]NoiseRow{row("rows/s", 0.1, 0.9), row("write-amp", 0.001, -0.5)}, "move together (median pair corr +0.90 over 1 varying metrics"},
+		{[]NoiseRow{row("write-amp", 0, math.NaN())}, ""},
+	} {
+		var b bytes.Buffer
+		writeNoise(&b, tc.rows, o)
+		out := b.String()
+		if tc.want == "" && strings.Contains(out, "pair corr +") || tc.want != "" && !strings.Contains(out, tc.want) {
+			t.Errorf("want %q in:\n%s", tc.want, out)
+		}
 	}
 }

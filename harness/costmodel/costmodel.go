@@ -31,6 +31,14 @@ type Job struct {
 	Vnodes       float64 // 0: 256
 	Persist      bool
 	Seconds      float64 // wall time
+	// Its barriers, as a Query has them (for the held-out check): every Barrier
+	// seconds, or every EpochRows snapshot rows when that is > 0.
+	Barrier, EpochRows float64
+}
+
+// query is the prediction that j's measurement answers.
+func (j Job) query() Query {
+	return Query{Rows: j.Rows, Barrier: j.Barrier, EpochRows: j.EpochRows, Vnodes: j.Vnodes, Persist: j.Persist}
 }
 
 // vnodeScale is a job's vnodes relative to 256, the persisted-epoch cost's unit.
@@ -237,4 +245,77 @@ func seconds(c Coefficients, q Query) (float64, error) {
 		return 0, fmt.Errorf("predict: the per-row terms are not positive at %g rows", q.Rows)
 	}
 	return rows / (1 - perEpoch/q.Barrier), nil
+}
+
+// Tolerance is the held-out error within which the model is said to hold (the
+// scale issue's target).
+const Tolerance = 0.15
+
+// Check is one held-out configuration: the median of its measured jobs against
+// the prediction of a model fitted without the largest size.
+type Check struct {
+	Query
+	Jobs                      int
+	Measured                  float64 // median seconds
+	Predicted, PredLo, PredHi float64
+	Error                     float64 // predicted ÷ measured − 1
+	Holds                     bool    // |Error| ≤ Tolerance
+	Refused                   string  `json:",omitempty"` // why no prediction was made
+}
+
+// HoldOut checks how well the model extrapolates: it fits the jobs smaller than
+// the largest size and predicts each configuration of the largest (its barriers,
+// vnodes and persistence). It needs three sizes or more: a fit of one size left
+// has nothing to extrapolate from.
+func HoldOut(jobs []Job, boot int, seed uint64) (trainedRows [2]float64, checks []Check, err error) {
+	var sizes []float64
+	for _, j := range jobs {
+		if !slices.Contains(sizes, j.Rows) {
+			sizes = append(sizes, j.Rows)
+		}
+	}
+	if len(sizes) < 3 {
+		return trainedRows, nil, fmt.Errorf("costmodel: %d table sizes: the held-out check needs at least 3 (fit the smaller ones, predict the largest)", len(sizes))
+	}
+	largest := slices.Max(sizes)
+	var train []Job
+	held := map[Query][]float64{}
+	var order []Query
+	for _, j := range jobs {
+		if j.Rows < largest {
+			train = append(train, j)
+			continue
+		}
+		q := j.query()
+		if _, ok := held[q]; !ok {
+			order = append(order, q)
+		}
+		held[q] = append(held[q], j.Seconds)
+	}
+	m, err := Fit(train, boot, seed)
+	if err != nil {
+		return trainedRows, nil, err
+	}
+	for _, q := range order {
+		c := Check{Query: q, Jobs: len(held[q]), Measured: median(held[q])}
+		p, err := m.Predict(q)
+		if err != nil {
+			c.Refused = err.Error()
+		} else {
+			c.Predicted, c.PredLo, c.PredHi = p.Seconds, p.SecondsLo, p.SecondsHi
+			c.Error = p.Seconds/c.Measured - 1
+			c.Holds = math.Abs(c.Error) <= Tolerance
+		}
+		checks = append(checks, c)
+	}
+	return [2]float64{m.MinRows, m.MaxRows}, checks, nil
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
 }

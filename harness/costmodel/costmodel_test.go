@@ -23,7 +23,7 @@ func synthetic(c Coefficients, seed uint64, vnodes ...float64) []Job {
 							p = 1
 						}
 						t := c[0]*rows + c[1]*rows*math.Log10(rows) + c[2]*e + c[3]*e*p*v/256 + c[4]*e*v/256
-						jobs = append(jobs, Job{Rows: rows, Epochs: e, Vnodes: v, Persist: persist, Seconds: t * (1 + 0.02*r.NormFloat64())})
+						jobs = append(jobs, Job{Rows: rows, Epochs: e, Vnodes: v, Persist: persist, Seconds: t * (1 + 0.02*r.NormFloat64()), EpochRows: perEpoch})
 					}
 				}
 			}
@@ -113,5 +113,49 @@ func TestPredict(t *testing.T) {
 	}
 	if _, err := Fit(synthetic(truth, 7, 256)[:5], 10, 8); err == nil {
 		t.Error("fitted 5 jobs")
+	}
+}
+
+// TestHoldOut: fitted on the smaller sizes, a model of jobs that follow it predicts
+// the largest size within the tolerance; jobs that get 40 % slower at the largest
+// size than the model's terms allow are caught, with the error they have. Fewer
+// than three sizes are refused.
+func TestHoldOut(t *testing.T) {
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 0}
+	jobs := synthetic(truth, 9, 256)
+	trained, checks, err := HoldOut(jobs, 200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trained != [2]float64{1e5, 1e6} || len(checks) != 4 {
+		t.Fatalf("trained on %v, %d checks; want 1e5 to 1e6 and 4 (2 barriers × 2 persistence modes)", trained, len(checks))
+	}
+	for _, c := range checks {
+		if c.Rows != 3e6 || c.Jobs != 3 || !c.Holds || math.Abs(c.Error) > 0.05 || c.PredLo > c.Predicted || c.PredHi < c.Predicted {
+			t.Errorf("%+v: want 3 jobs at 3e6 rows predicted within 5 %%, with an interval around the prediction", c)
+		}
+	}
+	for i := range jobs {
+		if jobs[i].Rows == 3e6 {
+			jobs[i].Seconds *= 1.4
+		}
+	}
+	_, checks, err = HoldOut(jobs, 200, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range checks {
+		if c.Holds || math.Abs(c.Error-(1/1.4-1)) > 0.05 {
+			t.Errorf("%+v: want the 40 %% slowdown caught, an error near %.0f %%", c, 100*(1/1.4-1))
+		}
+	}
+	var two []Job
+	for _, j := range jobs {
+		if j.Rows <= 3e5 {
+			two = append(two, j)
+		}
+	}
+	if _, _, err := HoldOut(two, 10, 3); err == nil || !strings.Contains(err.Error(), "at least 3") {
+		t.Errorf("two sizes: err = %v", err)
 	}
 }

@@ -153,26 +153,58 @@ func lowerCritical(dist []float64, tail float64) int {
 // pairedLogRatios are log(head/base) of the rounds both sides ran, or nil when a
 // side has no rounds or a value is not positive (a ratio needs positive values).
 func pairedLogRatios(base, head *GridCell) []float64 {
+	b, h := pairedLogs(base, head)
+	out := make([]float64, len(b))
+	for i := range b {
+		out[i] = h[i] - b[i]
+	}
+	return out
+}
+
+// pairedLogs are the logs of the two cells' values, paired by round (nil without
+// rounds, or if a value is not positive).
+func pairedLogs(base, head *GridCell) (b, h []float64) {
 	if base.Rounds == nil || head.Rounds == nil {
-		return nil
+		return nil, nil
 	}
 	byRound := map[int]float64{}
 	for i, r := range base.Rounds {
 		byRound[r] = base.Raw[i]
 	}
-	var out []float64
 	for i, r := range head.Rounds {
-		b, ok := byRound[r]
-		h := head.Raw[i]
+		bv, ok := byRound[r]
+		hv := head.Raw[i]
 		if !ok {
 			continue
 		}
-		if b <= 0 || h <= 0 {
-			return nil
+		if bv <= 0 || hv <= 0 {
+			return nil, nil
 		}
-		out = append(out, math.Log(h/b))
+		b, h = append(b, math.Log(bv)), append(h, math.Log(hv))
 	}
-	return out
+	return b, h
+}
+
+// PairCorrelation is the correlation of two cells' log values paired by round:
+// near 1, the runs of a round move together (slow drift, which pairing cancels);
+// near 0, each run has its own noise, which only more rounds average out. NaN
+// with fewer than three pairs or a constant side.
+func PairCorrelation(base, head *GridCell) float64 {
+	b, h := pairedLogs(base, head)
+	if len(b) < 3 {
+		return math.NaN()
+	}
+	mb, mh := mean(b), mean(h)
+	var sbh, sbb, shh float64
+	for i := range b {
+		sbh += (b[i] - mb) * (h[i] - mh)
+		sbb += (b[i] - mb) * (b[i] - mb)
+		shh += (h[i] - mh) * (h[i] - mh)
+	}
+	if sbb == 0 || shh == 0 {
+		return math.NaN()
+	}
+	return sbh / math.Sqrt(sbb*shh)
 }
 
 // zQuantile is the standard normal quantile.
@@ -183,16 +215,20 @@ func stddev(v []float64) float64 {
 	if len(v) < 2 {
 		return math.NaN()
 	}
-	mean := 0.0
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
+	m := mean(v)
 	ss := 0.0
 	for _, x := range v {
-		ss += (x - mean) * (x - mean)
+		ss += (x - m) * (x - m)
 	}
 	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+func mean(v []float64) float64 {
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
 }
 
 // Power is the chance at which a Finding's MDE is detected.
@@ -266,12 +302,7 @@ func mannWhitneyCritical(m, n int, tail float64) int {
 
 // CV is the coefficient of variation: standard deviation ÷ mean.
 func CV(v []float64) float64 {
-	mean := 0.0
-	for _, x := range v {
-		mean += x
-	}
-	mean /= float64(len(v))
-	return stddev(v) / mean
+	return stddev(v) / mean(v)
 }
 
 // PairedLogSD is the standard deviation of the per-round log ratio head/base of

@@ -342,3 +342,36 @@ func TestRoundsToDetect(t *testing.T) {
 		t.Error("an unknown spread needs no rounds?")
 	}
 }
+
+// TestPairCorrelation: the correlation of the runs of a round, paired by round
+// whatever order the values were read in, against values worked out by hand.
+func TestPairCorrelation(t *testing.T) {
+	e := math.E
+	cell := func(rounds []int, logs ...float64) *GridCell {
+		c := &GridCell{Rounds: rounds}
+		for _, l := range logs {
+			c.Raw = append(c.Raw, math.Pow(e, l))
+		}
+		return c
+	}
+	r := []int{0, 1, 2, 3}
+	for _, tc := range []struct {
+		name       string
+		base, head *GridCell
+		want       float64
+	}{
+		{"same drift, head 10 % slower", cell(r, 0, 1, 2, 3), cell(r, 0.1, 1.1, 2.1, 3.1), 1},
+		{"opposite", cell(r, 0, 1, 2, 3), cell(r, 3, 2, 1, 0), -1},
+		// logs b = 1,2,3,4 and h = 1,3,2,4: Σ(b−b̄)(h−h̄) = 4, Σ(b−b̄)² = Σ(h−h̄)² = 5.
+		{"by hand", cell(r, 1, 2, 3, 4), cell(r, 1, 3, 2, 4), 0.8},
+		{"paired by round, not by position", cell(r, 1, 2, 3, 4), cell([]int{3, 2, 1, 0}, 4, 2, 3, 1), 0.8},
+		{"two pairs", cell([]int{0, 1}, 1, 2), cell([]int{0, 1}, 1, 2), math.NaN()},
+		{"a side that does not move", cell(r, 1, 1, 1, 1), cell(r, 1, 2, 3, 4), math.NaN()},
+		{"no rounds", cell(nil, 1, 2, 3), cell(nil, 1, 2, 3), math.NaN()},
+	} {
+		got := PairCorrelation(tc.base, tc.head)
+		if math.IsNaN(tc.want) != math.IsNaN(got) || !math.IsNaN(got) && math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
