@@ -19,6 +19,14 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		t.FSSyncs[cat.String()] = r.FS.Syncs[cat]
 	}
 	for _, e := range r.Epochs {
+		phases := map[string]float64{
+			"open": e.Phases.Open.Seconds(), "scan": e.Phases.Scan.Seconds(),
+			"idle": e.Phases.Idle.Seconds(), "barrier": e.Phases.Barrier.Seconds(),
+			"build": e.Build.Seconds(), "commit": e.Commit.Seconds(),
+		}
+		if e.Upload > 0 {
+			phases["upload"] = e.Upload.Seconds()
+		}
 		t.Epochs = append(t.Epochs, contract.TraceEpoch{
 			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
 			Checkpoint: e.Checkpoint, SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows,
@@ -27,11 +35,7 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 				L0Files: e.LSM.L0Files, L0Sublevels: e.LSM.L0Sublevels, CompactionDebt: e.LSM.CompactionDebt,
 				Memtables: e.LSM.Memtables, ReadAmp: e.LSM.ReadAmp, Stalls: e.LSM.Stalls, StallSec: e.LSM.StallTime.Seconds(),
 			},
-			Phases: map[string]float64{
-				"open": e.Phases.Open.Seconds(), "scan": e.Phases.Scan.Seconds(),
-				"idle": e.Phases.Idle.Seconds(), "barrier": e.Phases.Barrier.Seconds(),
-				"build": e.Build.Seconds(), "commit": e.Commit.Seconds(),
-			},
+			Phases: phases,
 		})
 	}
 	return t

@@ -172,9 +172,12 @@ type Event struct {
 
 // EpochTrace is what one committed epoch did.
 type EpochTrace struct {
-	Epoch        uint64
-	Injected     time.Time
-	Latency      time.Duration // commit done − barrier injected
+	Epoch    uint64
+	Injected time.Time
+	// Barrier injected → the epoch done: committed, and durable if a checkpoint's
+	// upload went on in the background; epochs are done in order, as the engine
+	// completes barriers.
+	Latency      time.Duration
 	Checkpoint   bool
 	SnapshotRows int64
 	UpstreamRows int64         // changes received by the actors
@@ -189,6 +192,9 @@ type EpochTrace struct {
 	// the collector's building of the epoch batch and its commit.
 	Phases        backfill.Phases
 	Build, Commit time.Duration
+	// On an object store, a checkpoint's upload after its commit returned (the
+	// next epochs go on meanwhile).
+	Upload time.Duration
 	// The epoch's scans: the most epochs an actor's read snapshot was behind the
 	// epoch it read, and the writes to A the actors buffered for checkpoint reads.
 	ReadLag  uint64
@@ -198,7 +204,7 @@ type EpochTrace struct {
 	LSM storage.LSM
 }
 
-// Committed is when the epoch's commit was done.
+// Committed is when the epoch was done.
 func (e EpochTrace) Committed() time.Time { return e.Injected.Add(e.Latency) }
 
 // LogicalBytes are key+value bytes put into epoch batches, per table.
@@ -745,6 +751,13 @@ type collector struct {
 	firstCommit time.Time
 	finalEpoch  uint64
 	finalCommit time.Time
+	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
+}
+
+// epochUpload is the upload of the checkpoint of c.res.Epochs[epoch].
+type epochUpload struct {
+	epoch int
+	*storage.Upload
 }
 
 func newCollector(log *slog.Logger, s *storage.Store, par int, res *Result, onEvent func(Event), cpuStart time.Duration) *collector {
@@ -819,11 +832,44 @@ func (c *collector) run(ctx context.Context) error {
 				return err
 			}
 			if final {
+				if err := c.awaitUploads(ctx); err != nil {
+					return err
+				}
 				return errJobDone
 			}
 			next++
 		}
 	}
+}
+
+// awaitUploads waits, after the final commit, for the checkpoints' uploads that
+// went on in the background, and then completes the
+// epochs in order: an epoch is done once it committed, its upload ended and the
+// epoch before it was done, so the job ends when its final checkpoint is durable.
+func (c *collector) awaitUploads(ctx context.Context) error {
+	if len(c.uploads) == 0 {
+		return nil
+	}
+	for _, u := range c.uploads {
+		select {
+		case <-u.Done():
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		e := &c.res.Epochs[u.epoch]
+		e.Upload = max(u.At().Sub(e.Committed()), 0)
+	}
+	var done time.Time
+	for i := range c.res.Epochs {
+		e := &c.res.Epochs[i]
+		end := e.Committed().Add(e.Upload)
+		if end.Before(done) {
+			end = done
+		}
+		e.Latency, done = end.Sub(e.Injected), end
+	}
+	c.finalCommit = done
+	return nil
 }
 
 func getPending(m map[uint64]*pending, e uint64) *pending {
@@ -902,8 +948,12 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
-	if err := c.store.CommitEpoch(b, epoch, bar.Checkpoint); err != nil {
+	upload, err := c.store.CommitEpochAsync(b, epoch, bar.Checkpoint)
+	if err != nil {
 		return false, err
+	}
+	if upload != nil {
+		c.uploads = append(c.uploads, epochUpload{len(c.res.Epochs), upload})
 	}
 	now := time.Now()
 	tr.Commit = now.Sub(committing)
@@ -914,7 +964,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		ev.Kind = EventCommitted
 		c.onEvent(ev)
 	}
-	tr.Latency = now.Sub(tr.Injected)
+	tr.Latency = now.Sub(tr.Injected) // until awaitUploads, if uploads go on
 	tr.CPU = cpuTime() - c.cpuStart
 	lsm := c.store.LSM()
 	tr.LSM = lsm

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -452,5 +453,57 @@ func TestPrimaryKeyChangingUpdates(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCheckpointUploadsInBackground: on an object store the next epochs commit while
+// a checkpoint uploads (some commit finds the checkpoint before it not yet
+// durable), the job still verifies, and every epoch is done in order, a
+// checkpoint's done only after its upload.
+func TestCheckpointUploadsInBackground(t *testing.T) {
+	for _, read := range []backfill.Read{backfill.Uncommitted, backfill.Checkpoint} {
+		t.Run(read.String(), func(t *testing.T) {
+			t.Parallel()
+			cfg := smallJob(3000, 2, 16, true, 78)
+			cfg.Read = read
+			cfg.Throttle = meterfs.NewThrottle(meterfs.ThrottleConfig{Upload: &meterfs.Upload{Latency: meterfs.Latency{Median: raceSlowdown * 30 * time.Millisecond}}})
+			var j *Job
+			var overlapped atomic.Int64
+			cfg.OnEvent = func(ev Event) {
+				if ev.Kind != EventCommitted || !ev.Checkpoint || j == nil {
+					return
+				}
+				c := j.Store().LatestCheckpoint()
+				if c.Epoch+1 < ev.Epoch {
+					overlapped.Add(1)
+				}
+				c.Release()
+			}
+			j, err := Prepare(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			res, err := j.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			uploads := 0
+			for i, e := range res.Epochs {
+				if e.Upload > 0 {
+					uploads++
+				}
+				if e.Upload > 0 && !e.Checkpoint {
+					t.Errorf("epoch %d uploaded without being a checkpoint", e.Epoch)
+				}
+				if i > 0 && e.Committed().Before(res.Epochs[i-1].Committed()) {
+					t.Errorf("epoch %d done at %v, before epoch %d (%v)", e.Epoch, e.Committed(), res.Epochs[i-1].Epoch, res.Epochs[i-1].Committed())
+				}
+			}
+			t.Logf("%d epochs, %d uploads, %d commits while the checkpoint before was uploading", len(res.Epochs), uploads, overlapped.Load())
+			if uploads == 0 || overlapped.Load() == 0 {
+				t.Errorf("%d uploads, %d commits during an upload; want uploads going on while later epochs commit", uploads, overlapped.Load())
+			}
+		})
 	}
 }

@@ -33,14 +33,19 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 	}
 	defer it.Close()
 	// A synced commit every 64 chunks, like a checkpoint; the batches stay well under
-	// half the memtable.
+	// half the memtable. On an object store the uploads go on in the background, as
+	// the backfill's do.
 	perCommit := int64(64 * j.cfg.ChunkSize)
 	epoch := snap.Epoch
 	b := j.store.DB.NewBatch()
 	key := make([]byte, 0, 64)
+	var uploads []*storage.Upload
 	flush := func() error {
 		epoch++
-		err := j.store.CommitEpoch(b, epoch, true)
+		u, err := j.store.CommitEpochAsync(b, epoch, true)
+		if u != nil {
+			uploads = append(uploads, u)
+		}
 		b = j.store.DB.NewBatch()
 		return err
 	}
@@ -77,6 +82,13 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	b.Close()
+	for _, u := range uploads {
+		select {
+		case <-u.Done():
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	res.Wall = time.Since(start)
 	res.CPU = cpuTime() - cpuStart
 	res.FinalEpoch = epoch

@@ -286,3 +286,79 @@ func TestObjectStore(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckpointUploadsOverlap: on an object store a checkpoint commits at once and
+// its upload goes on in the background, so the next checkpoint commits while the
+// previous one still uploads; a checkpoint is the latest (readable, and what a
+// reopened DB resumes from) only once its upload ended; closing the store does not
+// wait for uploads that had not begun.
+func TestCheckpointUploadsOverlap(t *testing.T) {
+	const put = 400 * time.Millisecond // long beside a commit: nothing here waits for it by chance
+	fs := vfs.NewMem()
+	throttle := meterfs.NewThrottle(meterfs.ThrottleConfig{Upload: &meterfs.Upload{Latency: meterfs.Latency{Median: put}}})
+	s, err := Open(Options{FS: fs, Dir: "/db", Throttle: throttle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := func(epoch uint64) *Upload {
+		t.Helper()
+		b := s.DB.NewBatch()
+		b.Set([]byte(fmt.Sprintf("e%03d", epoch)), []byte("v"), nil)
+		u, err := s.CommitEpochAsync(b, epoch, true)
+		if err != nil || u == nil {
+			t.Fatalf("epoch %d: upload %v, err %v; want an upload in the background", epoch, u, err)
+		}
+		return u
+	}
+	checkpoint := func() uint64 {
+		c := s.LatestCheckpoint()
+		defer c.Release()
+		return c.Epoch
+	}
+	done := func(u *Upload) bool {
+		select {
+		case <-u.Done():
+			return true
+		default:
+			return false
+		}
+	}
+	u1 := commit(1)
+	u2 := commit(2)
+	if done(u1) {
+		t.Fatal("epoch 2 committed only after epoch 1's upload ended: no overlap")
+	}
+	if s.Committed() != 2 || checkpoint() != 0 {
+		t.Errorf("while uploading: committed %d, checkpoint %d; want 2 (at once) and 0 (not durable yet)", s.Committed(), checkpoint())
+	}
+	<-u1.Done()
+	<-u2.Done()
+	if checkpoint() != 2 || !u1.At().Before(u2.At()) && !u1.At().Equal(u2.At()) {
+		t.Errorf("after the uploads: checkpoint %d (want 2); ended at %v and %v (want in order)", checkpoint(), u1.At(), u2.At())
+	}
+	// A non-checkpoint commit is done at once, as before.
+	b := s.DB.NewBatch()
+	b.Set([]byte("e003"), []byte("v"), nil)
+	if u, err := s.CommitEpochAsync(b, 3, false); u != nil || err != nil {
+		t.Errorf("epoch 3, not a checkpoint: upload %v, err %v", u, err)
+	}
+	commit(4)
+	closed := make(chan error)
+	go func() { closed <- s.Close() }()
+	select {
+	case err := <-closed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Close hung on an upload")
+	}
+	s, err = Open(Options{FS: fs, Dir: "/db", Throttle: throttle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if e := s.Committed(); e != 2 && e != 4 {
+		t.Errorf("reopened at epoch %d, want 2 (epoch 4's upload cut short) or 4", e)
+	}
+}

@@ -48,6 +48,11 @@ type Store struct {
 	stalls, stallNanos, stallFrom atomic.Int64
 
 	objectStore bool // no WAL: a checkpoint is a flush
+
+	uploads    sync.WaitGroup // checkpoints' flushes going on in the background
+	lastUpload *Upload        // the latest of them (s.mu)
+	closing    chan struct{}  // closed by Close: the uploads stop waiting
+	closed     sync.Once
 }
 
 // Open opens (or creates) the DB and takes a snapshot at its committed epoch.
@@ -61,7 +66,7 @@ func Open(o Options) (*Store, error) {
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 64 << 20
 	}
-	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore()}
+	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore(), closing: make(chan struct{})}
 	db, err := pebble.Open(o.Dir, &pebble.Options{
 		FS:                 s.FS,
 		Cache:              s.cache,
@@ -97,8 +102,10 @@ func Open(o Options) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the latest snapshots and closes the DB.
+// Close stops waiting for uploads, releases the latest snapshots and closes the DB.
 func (s *Store) Close() error {
+	s.closed.Do(func() { close(s.closing) })
+	s.uploads.Wait()
 	if e := s.latest.Swap(nil); e != nil {
 		e.Release()
 	}
@@ -133,16 +140,90 @@ func (s *Store) readCommittedEpoch() (uint64, error) {
 // checkpoint flushes the memtable and uploads its sstables). It then publishes a
 // snapshot at that epoch, which Latest returns until the next commit. b is closed.
 func (s *Store) CommitEpoch(b *pebble.Batch, epoch uint64, sync bool) error {
-	defer b.Close()
-	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
+	u, err := s.CommitEpochAsync(b, epoch, sync)
+	if err != nil || u == nil {
 		return err
 	}
-	if err := s.commit(b, sync); err != nil {
-		return fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	select {
+	case <-u.done:
+		return nil
+	case <-s.closing:
+		return fmt.Errorf("storage: epoch %d: the store closed before its upload ended", epoch)
 	}
-	s.publish(newEpochSnapshot(epoch, s.DB.NewSnapshot()), sync)
-	return nil
 }
+
+// CommitEpochAsync is CommitEpoch, except that on an object store a checkpoint's
+// flush and upload go on in the background, as the engine's uploader overlaps them
+// with the next epochs: the epoch is committed (Latest, Committed) at once, and
+// becomes the latest checkpoint, durable, when its upload ends. The Upload is nil
+// when the commit was durable (or needed not be) at return. Uploads end in commit
+// order: Pebble flushes its memtables in order.
+func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upload, error) {
+	defer b.Close()
+	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
+		return nil, err
+	}
+	if !sync || !s.objectStore {
+		if err := s.commit(b, sync); err != nil {
+			return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+		}
+		s.publish(newEpochSnapshot(epoch, s.DB.NewSnapshot()), sync)
+		return nil, nil
+	}
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
+	flushed, err := s.DB.AsyncFlush()
+	if err != nil {
+		return nil, fmt.Errorf("storage: commit epoch %d: flush to the object store: %w", epoch, err)
+	}
+	snap := newEpochSnapshot(epoch, s.DB.NewSnapshot())
+	snap.refs.Add(1) // the upload's, until it ends
+	s.publish(snap, false)
+	u := &Upload{done: make(chan struct{})}
+	s.mu.Lock()
+	prev := s.lastUpload
+	s.lastUpload = u
+	s.mu.Unlock()
+	s.uploads.Add(1)
+	go func() {
+		defer s.uploads.Done()
+		// One flush may take several memtables: the uploads end in commit order.
+		for _, ch := range []<-chan struct{}{flushed, prev.Done()} {
+			select {
+			case <-ch:
+			case <-s.closing: // a queued flush never ends once the DB closes
+				snap.Release()
+				return
+			}
+		}
+		u.at = time.Now()
+		s.mu.Lock()
+		s.setCheckpoint(snap)
+		s.mu.Unlock()
+		close(u.done)
+	}()
+	return u, nil
+}
+
+// Upload is a checkpoint's flush to the object store, going on in the background.
+type Upload struct {
+	done chan struct{}
+	at   time.Time // set before done closes
+}
+
+// Done is closed when the checkpoint is durable (at once for a nil Upload).
+func (u *Upload) Done() <-chan struct{} {
+	if u == nil {
+		return closedChan
+	}
+	return u.done
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// At is when the checkpoint became durable; valid once Done is closed.
+func (u *Upload) At() time.Time { return u.at }
 
 // commit commits b, durably when durable: synced through the WAL, or on an object
 // store flushed and uploaded.
@@ -172,10 +253,7 @@ func (s *Store) publish(snap *EpochSnapshot, checkpoint bool) {
 	}
 	if checkpoint {
 		snap.refs.Add(1)
-		if s.checkpoint != nil {
-			s.checkpoint.Release()
-		}
-		s.checkpoint = snap
+		s.setCheckpoint(snap)
 	}
 	s.recorded = snap.Epoch
 	n := 0
@@ -183,6 +261,19 @@ func (s *Store) publish(snap *EpochSnapshot, checkpoint bool) {
 		n++
 	}
 	s.sealed = slices.Delete(s.sealed, 0, n)
+}
+
+// setCheckpoint makes snap, whose reference it takes, the latest checkpoint unless
+// a newer one is. s.mu must be held.
+func (s *Store) setCheckpoint(snap *EpochSnapshot) {
+	if s.checkpoint != nil && s.checkpoint.Epoch > snap.Epoch {
+		snap.Release()
+		return
+	}
+	if s.checkpoint != nil {
+		s.checkpoint.Release()
+	}
+	s.checkpoint = snap
 }
 
 // sealedEpoch is one epoch's writes to A, sealed and not yet committed.

@@ -443,6 +443,7 @@ var timelinePhases = []struct {
 	{"barrier", "actors handling the barrier", colorPurple},
 	{"commit", "collector committing", colorBlack},
 	{"build", "collector building the batch", colorGreen},
+	{"upload", "checkpoint uploading (in the background)", colorOrange}, // object stores
 }
 
 // phasePlot draws where each epoch's time went, seconds per phase (the actors'
