@@ -157,7 +157,7 @@ func (s *Store) CommitEpoch(b *pebble.Batch, epoch uint64, sync bool) error {
 // with the next epochs: the epoch is committed (Latest, Committed) at once, and
 // becomes the latest checkpoint, durable, when its upload ends. The Upload is nil
 // when the commit was durable (or needed not be) at return. Uploads end in commit
-// order: Pebble flushes its memtables in order.
+// order.
 func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upload, error) {
 	defer b.Close()
 	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
