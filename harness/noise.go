@@ -146,11 +146,7 @@ func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
 	if len(corrs) > 0 {
 		slices.Sort(corrs)
 		med := corrs[len(corrs)/2]
-		if med < 0.5 {
-			fmt.Fprintf(w, "\nThe two runs of a round hardly move together (median pair corr %+.2f over %d varying metrics): the noise is each run's own, not a drift of the machine, so pairing cancels little of it; only more rounds or longer jobs narrow a compare.\n", med, len(corrs))
-		} else {
-			fmt.Fprintf(w, "\nThe two runs of a round move together (median pair corr %+.2f over %d varying metrics): the machine drifts, and pairing cancels that part.\n", med, len(corrs))
-		}
+		fmt.Fprintf(w, "\nThe two runs of a round share %.0f %% of their variance (median pair corr %+.2f over %d varying metrics): pairing cancels that part, a drift of the machine; the rest is each run's own noise, which only more rounds or longer jobs average out.\n", 100*max(med, 0), med, len(corrs))
 	}
 }
 

@@ -454,9 +454,8 @@ func TestRunRecoveries(t *testing.T) {
 	}
 }
 
-// TestNoiseDiagnosis: the noise table says whether the runs of a round move
-// together (pairing cancels the drift) or not (only more rounds help), judged on
-// the metrics that move at all.
+// TestNoiseDiagnosis: the noise table says how much of their variance the runs of a
+// round share (what pairing cancels), judged on the metrics that move at all.
 func TestNoiseDiagnosis(t *testing.T) {
 	o := judge.Options{Thresholds: judge.DefaultThresholds(), Alpha: 0.05}
 	row := func(unit string, sd, corr float64) NoiseRow {
@@ -466,8 +465,8 @@ func TestNoiseDiagnosis(t *testing.T) {
 		rows []NoiseRow
 		want string
 	}{
-		{[]NoiseRow{row("rows/s", 0.1, 0.1), row("cpu-ns/row", 0.1, 0.2), row("write-amp", 0, math.NaN())}, "hardly move together (median pair corr +0.20 over 2 varying metrics"},
-		{[]NoiseRow{row("rows/s", 0.1, 0.9), row("write-amp", 0.001, -0.5)}, "move together (median pair corr +0.90 over 1 varying metrics"},
+		{[]NoiseRow{row("rows/s", 0.1, 0.1), row("cpu-ns/row", 0.1, 0.2), row("write-amp", 0, math.NaN())}, "share 20 % of their variance (median pair corr +0.20 over 2 varying metrics"},
+		{[]NoiseRow{row("rows/s", 0.1, 0.9), row("write-amp", 0.001, -0.5)}, "share 90 % of their variance (median pair corr +0.90 over 1 varying metrics"},
 		{[]NoiseRow{row("write-amp", 0, math.NaN())}, ""},
 	} {
 		var b bytes.Buffer
