@@ -106,6 +106,8 @@ func FitModel(w io.Writer, names []string, out string) error {
 			fmt.Fprintf(w, "  %-26s not fitted: the results have one persistence mode\n", n)
 		case k == 4 && len(m.Vnodes) < 2:
 			fmt.Fprintf(w, "  %-26s not fitted: the results have one vnode count (part of per-epoch)\n", n)
+		case k == 5 && m.Sizes < costmodel.MinSizesForGrowth:
+			fmt.Fprintf(w, "  %-26s not fitted: the results have %d table sizes, fewer than %d\n", n, m.Sizes, costmodel.MinSizesForGrowth)
 		default:
 			fmt.Fprintf(w, "  %-26s %.4g s [%.4g, %.4g]\n", n, m.Coef[k], m.Lo[k], m.Hi[k])
 		}

@@ -3,14 +3,16 @@
 //
 // The model: a job of N snapshot rows in E epochs takes
 //
-//	T = a·N + b·N·log10(N) + c·E + d·E·persist·V/256 + e·E·V/256
+//	T = a·N + b·N·log10(N) + c·E + f·E·log10(N) + d·E·persist·V/256 + e·E·V/256
 //
 // seconds: a per-row cost, a per-row cost that grows with the table (the LSM's
-// depth: compaction and read amplification), a fixed per-epoch cost (the commit),
-// the per-epoch cost of persisting state, which grows with the V vnodes whose
-// state rows it writes, and the per-epoch cost of reopening the scans, one iterator
-// per vnode (d and e are their costs at 256 vnodes; e is fitted only when the jobs'
-// vnodes vary, and otherwise is part of c). With barriers every B seconds, E = T/B,
+// depth: compaction and read amplification), a per-epoch cost (the commit, the
+// scans' reopening) with a part that grows with the table too (every reopened scan
+// seeks through more levels and files), the per-epoch cost of persisting state,
+// which grows with the V vnodes whose state rows it writes, and the per-epoch cost
+// of reopening the scans, one iterator per vnode (d and e are their costs at 256
+// vnodes; e is fitted only when the jobs' vnodes vary, and otherwise is part of c;
+// f only over three table sizes or more). With barriers every B seconds, E = T/B,
 // so a prediction solves T = (a·N + b·N·log10 N) / (1 − per-epoch cost/B).
 // Intervals come from refitting bootstrap resamples of the jobs.
 package costmodel
@@ -49,12 +51,13 @@ func vnodeScale(v float64) float64 {
 	return v / 256
 }
 
-// Coefficients are the model's a, b, c, d, e (seconds per row, per row and decade
-// of rows, per epoch, per persisted epoch and per epoch at 256 vnodes).
-type Coefficients [5]float64
+// Coefficients are the model's a, b, c, d, e, f (seconds per row, per row and decade
+// of rows, per epoch, per persisted epoch, per epoch at 256 vnodes, and per epoch
+// and decade of rows).
+type Coefficients [6]float64
 
 // Names are the coefficients' names, in order.
-var Names = [5]string{"per-row", "per-row-per-decade", "per-epoch", "per-persisted-epoch", "per-epoch-per-256-vnodes"}
+var Names = [6]string{"per-row", "per-row-per-decade", "per-epoch", "per-persisted-epoch", "per-epoch-per-256-vnodes", "per-epoch-per-decade"}
 
 // Model is a fit with its bootstrap.
 type Model struct {
@@ -65,6 +68,7 @@ type Model struct {
 	MinRows    float64        `json:"min_rows"`
 	MaxRows    float64        `json:"max_rows"`
 	Vnodes     []float64      `json:"vnodes"` // the vnode counts measured
+	Sizes      int            `json:"sizes"`  // the table sizes measured
 	Jobs       int            `json:"jobs"`
 	Persist    [2]bool        `json:"persist_seen"` // off, on
 	Confidence float64        `json:"confidence"`
@@ -81,6 +85,7 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 		return nil, err
 	}
 	m := &Model{Coef: coef, Jobs: len(jobs), MinRows: math.Inf(1), Confidence: 0.95}
+	m.Sizes = len(sizesOf(jobs))
 	for _, j := range jobs {
 		m.MinRows, m.MaxRows = math.Min(m.MinRows, j.Rows), math.Max(m.MaxRows, j.Rows)
 		if v := 256 * vnodeScale(j.Vnodes); !slices.Contains(m.Vnodes, v) {
@@ -117,8 +122,10 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 
 // solve is the least-squares fit of the jobs. Without jobs of both persistence
 // modes the per-persisted-epoch cost cannot be told from the per-epoch one, nor
-// the per-vnode epoch cost without jobs of several vnode counts: each is then left
-// at 0, and the per-epoch cost is that of what was measured.
+// the per-vnode epoch cost without jobs of several vnode counts, nor the epoch
+// cost's growth with the table from the per-row terms' with fewer than three
+// sizes: each is then left at 0, and the per-epoch cost is that of what was
+// measured.
 func solve(jobs []Job) (Coefficients, error) {
 	var on, off, vary bool
 	for _, j := range jobs {
@@ -132,6 +139,9 @@ func solve(jobs []Job) (Coefficients, error) {
 	if vary {
 		terms = append(terms, 4)
 	}
+	if len(sizesOf(jobs)) >= MinSizesForGrowth {
+		terms = append(terms, 5)
+	}
 	x := mat.NewDense(len(jobs), len(terms), nil)
 	y := mat.NewVecDense(len(jobs), nil)
 	for i, j := range jobs {
@@ -139,7 +149,7 @@ func solve(jobs []Job) (Coefficients, error) {
 		if j.Persist {
 			p = 1
 		}
-		all := [5]float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p * vs, j.Epochs * vs}
+		all := [6]float64{j.Rows, j.Rows * math.Log10(j.Rows), j.Epochs, j.Epochs * p * vs, j.Epochs * vs, j.Epochs * math.Log10(j.Rows)}
 		for k, t := range terms {
 			x.Set(i, k, all[t])
 		}
@@ -160,6 +170,21 @@ func solve(jobs []Job) (Coefficients, error) {
 	}
 	return c, nil
 }
+
+// sizesOf are the jobs' distinct table sizes.
+func sizesOf(jobs []Job) []float64 {
+	var sizes []float64
+	for _, j := range jobs {
+		if !slices.Contains(sizes, j.Rows) {
+			sizes = append(sizes, j.Rows)
+		}
+	}
+	return sizes
+}
+
+// MinSizesForGrowth is how many table sizes the fit needs to tell the epoch cost's
+// growth with the table (f) from the per-row terms'.
+const MinSizesForGrowth = 3
 
 func percentile(v []float64, q float64) float64 {
 	s := slices.Clone(v)
@@ -227,7 +252,7 @@ func (m *Model) Predict(q Query) (Prediction, error) {
 
 func seconds(c Coefficients, q Query) (float64, error) {
 	vs := vnodeScale(q.Vnodes)
-	perEpoch := c[2] + c[4]*vs
+	perEpoch := c[2] + c[4]*vs + c[5]*math.Log10(q.Rows)
 	if q.Persist {
 		perEpoch += c[3] * vs
 	}
@@ -268,12 +293,7 @@ type Check struct {
 // vnodes and persistence). It needs three sizes or more: a fit of one size left
 // has nothing to extrapolate from.
 func HoldOut(jobs []Job, boot int, seed uint64) (trainedRows [2]float64, checks []Check, err error) {
-	var sizes []float64
-	for _, j := range jobs {
-		if !slices.Contains(sizes, j.Rows) {
-			sizes = append(sizes, j.Rows)
-		}
-	}
+	sizes := sizesOf(jobs)
 	if len(sizes) < 3 {
 		return trainedRows, nil, fmt.Errorf("costmodel: %d table sizes: the held-out check needs at least 3 (fit the smaller ones, predict the largest)", len(sizes))
 	}

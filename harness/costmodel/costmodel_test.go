@@ -22,7 +22,7 @@ func synthetic(c Coefficients, seed uint64, vnodes ...float64) []Job {
 						if persist {
 							p = 1
 						}
-						t := c[0]*rows + c[1]*rows*math.Log10(rows) + c[2]*e + c[3]*e*p*v/256 + c[4]*e*v/256
+						t := c[0]*rows + c[1]*rows*math.Log10(rows) + c[2]*e + c[3]*e*p*v/256 + c[4]*e*v/256 + c[5]*e*math.Log10(rows)
 						jobs = append(jobs, Job{Rows: rows, Epochs: e, Vnodes: v, Persist: persist, Seconds: t * (1 + 0.02*r.NormFloat64()), EpochRows: perEpoch})
 					}
 				}
@@ -36,7 +36,7 @@ func synthetic(c Coefficients, seed uint64, vnodes ...float64) []Job {
 // fitted coefficient's 95 % interval holds the true one, and the intervals are
 // narrow enough to mean something.
 func TestFitRecoversCoefficients(t *testing.T) {
-	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 1e-3}
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 1e-3, 5e-4}
 	m, err := Fit(synthetic(truth, 1, 64, 256, 1024), 500, 2)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestFitRecoversCoefficients(t *testing.T) {
 // TestPredict: a prediction solves the time-driven epochs (T = rows term ÷ (1 −
 // epoch cost/B)); predict refuses what the fit cannot speak for.
 func TestPredict(t *testing.T) {
-	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 1e-3}
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 1e-3, 5e-4}
 	m, err := Fit(synthetic(truth, 3, 64, 256, 1024), 300, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +64,7 @@ func TestPredict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := (truth[0]*1e8 + truth[1]*1e8*8) / (1 - (truth[2]+truth[3]+truth[4])/1)
+	want := (truth[0]*1e8 + truth[1]*1e8*8) / (1 - (truth[2]+truth[3]+truth[4]+8*truth[5])/1)
 	if math.Abs(p.Seconds/want-1) > 0.1 || p.SecondsLo > want || p.SecondsHi < want {
 		t.Errorf("1e8 rows: predicted %.1fs [%.1f, %.1f], true %.1fs", p.Seconds, p.SecondsLo, p.SecondsHi, want)
 	}
@@ -76,7 +76,7 @@ func TestPredict(t *testing.T) {
 	}
 	// Work-driven: the epochs are the rows over the rows per epoch.
 	wq, err := m.Predict(Query{Rows: 3e6, EpochRows: 5000, Persist: true})
-	if wantW := truth[0]*3e6 + truth[1]*3e6*math.Log10(3e6) + (truth[2]+truth[3]+truth[4])*600; err != nil || math.Abs(wq.Seconds/wantW-1) > 0.05 || wq.Epochs != 600 {
+	if wantW := truth[0]*3e6 + truth[1]*3e6*math.Log10(3e6) + (truth[2]+truth[3]+truth[4]+truth[5]*math.Log10(3e6))*600; err != nil || math.Abs(wq.Seconds/wantW-1) > 0.05 || wq.Epochs != 600 {
 		t.Errorf("3e6 rows, 5000 per epoch: %+v, %v; want %.2fs over 600 epochs", wq, err, wantW)
 	}
 	for _, tc := range []struct {
@@ -121,7 +121,7 @@ func TestPredict(t *testing.T) {
 // size than the model's terms allow are caught, with the error they have. Fewer
 // than three sizes are refused.
 func TestHoldOut(t *testing.T) {
-	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 0}
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 0, 5e-4}
 	jobs := synthetic(truth, 9, 256)
 	trained, checks, err := HoldOut(jobs, 200, 3)
 	if err != nil {
