@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -156,7 +157,8 @@ func writeHeldOut(w io.Writer, trained [2]float64, checks []costmodel.Check, err
 // Predict prints the model's prediction for q: time, rows/s and epochs with their
 // intervals, and, for persist=on, the overhead against persist=off when the model
 // has both.
-func Predict(w io.Writer, modelPath string, q costmodel.Query) error {
+// A model is of one par (its configuration names it): par > 0 must be that one.
+func Predict(w io.Writer, modelPath string, q costmodel.Query, par int) error {
 	data, err := os.ReadFile(modelPath)
 	if err != nil {
 		return &ConfigError{fmt.Errorf("predict: --model: %w", err)}
@@ -164,6 +166,9 @@ func Predict(w io.Writer, modelPath string, q costmodel.Query) error {
 	var mf modelFile
 	if err := json.Unmarshal(data, &mf); err != nil || mf.Model == nil {
 		return &ConfigError{fmt.Errorf("predict: --model %s: not a model that benchrun fit wrote (%v)", modelPath, err)}
+	}
+	if par > 0 && !slices.Contains(strings.Split(mf.Config, "/"), fmt.Sprintf("par=%d", par)) {
+		return &ConfigError{fmt.Errorf("predict: --par %d: the model is of %s; fit results of par=%d to predict it (the cost does not scale with actors beyond the cores: see the sweep's par cells)", par, mf.Config, par)}
 	}
 	p, err := mf.Model.Predict(q)
 	if err != nil {

@@ -64,16 +64,19 @@ func TestFitAndPredict(t *testing.T) {
 		t.Errorf("fit summary:\n%s", out.String())
 	}
 	out.Reset()
-	if err := Predict(&out, model, queryOf(1e8, 1, true)); err != nil {
+	if err := Predict(&out, model, queryOf(1e8, 1, true), 2); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "rows/s") || !strings.Contains(out.String(), "persistence overhead +") {
 		t.Errorf("prediction:\n%s", out.String())
 	}
-	if err := Predict(&out, model, queryOf(1e14, 1, false)); err == nil {
+	if err := Predict(&out, model, queryOf(1e14, 1, false), 0); err == nil {
 		t.Error("predicted 10¹⁴ rows")
 	}
-	if err := Predict(&out, writeSweep(t, ""), queryOf(1e8, 1, false)); err == nil {
+	if err := Predict(&out, model, queryOf(1e8, 1, false), 8); err == nil || !strings.Contains(err.Error(), "fit results of par=8") {
+		t.Errorf("par 8 from a model of par 2: err = %v", err)
+	}
+	if err := Predict(&out, writeSweep(t, ""), queryOf(1e8, 1, false), 0); err == nil {
 		t.Error("read a results file as a model")
 	}
 	mixed := writeSweep(t, "BenchmarkBackfill/profile=gp3/workload=narrow/rows=1000/persist=off/scan=merged/barrier=500rows/par=2-2 1 1000000 ns/op 0 barriers\n")

@@ -36,8 +36,9 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	barrier := fs.String("barrier", "1s", "barriers: an interval (1s) or snapshot rows per epoch (50krows)")
 	persist := fs.String("persist", "off", "on or off")
 	vnodes := fs.Int("vnodes", 256, "vnodes, whose state rows a persisted epoch writes")
+	par := fs.Int("par", 0, "backfill actors: must be the model's (0: the model's)")
 	fs.Usage = func() {
-		io.WriteString(fs.Output(), "usage: benchrun predict --model model.json --rows N [--barrier 1s] [--persist on|off]\n\nPredicts a job's time, rows/s and epochs with 95 % intervals (and, with\npersist on, its overhead), refusing what the model cannot extrapolate to.\n\n")
+		io.WriteString(fs.Output(), "usage: benchrun predict --model model.json --rows N [--barrier 1s] [--persist on|off] [--vnodes V] [--par P]\n\nPredicts a job's time, rows/s and epochs with 95 % intervals (and, with\npersist on, its overhead), refusing what the model cannot extrapolate to.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, stderr, args); err != nil {
@@ -51,5 +52,8 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 		return usageError{fmt.Errorf("predict: --barrier: %w", err)}
 	}
 	q := costmodel.Query{Rows: *rows, Barrier: cad.Interval.Seconds(), EpochRows: float64(cad.Rows), Vnodes: float64(*vnodes), Persist: *persist == "on"}
-	return usageOf(harness.Predict(stdout, *model, q))
+	if *par < 0 {
+		return usageError{errors.New("predict: --par: want ≥ 0")}
+	}
+	return usageOf(harness.Predict(stdout, *model, q, *par))
 }
