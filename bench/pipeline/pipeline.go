@@ -843,9 +843,9 @@ func (c *collector) run(ctx context.Context) error {
 }
 
 // awaitUploads waits, after the final commit, for the checkpoints' uploads that
-// went on in the background, and then completes the
-// epochs in order: an epoch is done once it committed, its upload ended and the
-// epoch before it was done, so the job ends when its final checkpoint is durable.
+// went on in the background, and then completes the epochs in order: an epoch is
+// done once it committed, its upload ended and the epoch before it was done, so
+// the job ends when its final checkpoint is durable.
 func (c *collector) awaitUploads(ctx context.Context) error {
 	if len(c.uploads) == 0 {
 		return nil
