@@ -73,6 +73,10 @@ type Crash struct {
 	Event     pipeline.Event
 	Emitted   int64 // snapshot rows the run had emitted when the power went
 	Committed int64 // of those, the rows in epochs it had committed
+	// The rows in committed epochs had the commit in flight at the cut (begun, its
+	// end not yet reported) landed, or 0 with none in flight: the power loss may
+	// keep that commit or not.
+	InFlight int64
 }
 
 func (c Crash) String() string {
@@ -145,7 +149,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if i == 0 {
 			rep.BeforeCrash = cut.at.Sub(start)
 		}
-		rep.Crashes = append(rep.Crashes, Crash{Point: *cut.point, Event: cut.event, Emitted: cut.emitted, Committed: cut.committed})
+		rep.Crashes = append(rep.Crashes, Crash{Point: *cut.point, Event: cut.event, Emitted: cut.emitted, Committed: cut.committed, InFlight: cut.inFlight})
 		if err == nil {
 			return rep, fmt.Errorf("run %d finished after the crash at %s", i+1, rep.last())
 		}
@@ -170,8 +174,8 @@ type cutter struct {
 	event pipeline.Event
 	at    time.Time
 	// The most snapshot rows events said were emitted, and were in committed
-	// epochs, before the cut.
-	emitted, committed int64
+	// epochs, before the cut; and those of the commit in flight, if one is.
+	emitted, committed, inFlight int64
 }
 
 // onEvent counts the emitted rows under the same lock as the cut: an actor reports
@@ -187,8 +191,10 @@ func (c *cutter) onEvent(ev pipeline.Event) {
 	switch ev.Kind {
 	case pipeline.EventSnapshotChunk:
 		c.emitted = max(c.emitted, ev.SnapshotRows)
+	case pipeline.EventBeforeCommit:
+		c.inFlight = ev.SnapshotRows
 	case pipeline.EventCommitted:
-		c.committed = ev.SnapshotRows
+		c.committed, c.inFlight = ev.SnapshotRows, 0
 	}
 	if p == nil || ev.Kind != p.Kind || p.Match != nil && !p.Match(ev) {
 		return

@@ -85,10 +85,16 @@ func TestCleanReschedule(t *testing.T) {
 			defer stop(nil)
 			var job *pipeline.Job
 			var stopped atomic.Bool
-			var committed int64 // snapshot rows committed at the stop
+			// Snapshot rows committed when the job stopped: the collector may commit an
+			// epoch that was complete before it sees the stop, so every commit counts.
+			var committed int64
 			var stopErr error
 			cfg.OnEvent = func(ev pipeline.Event) { // commit events come from one goroutine
-				if ev.Kind != pipeline.EventCommitted || ev.Final || stopped.Load() {
+				if ev.Kind != pipeline.EventCommitted {
+					return
+				}
+				committed = ev.SnapshotRows
+				if ev.Final || stopped.Load() {
 					return
 				}
 				ready := ev.SnapshotRows >= rows*4/5
@@ -97,7 +103,6 @@ func TestCleanReschedule(t *testing.T) {
 				}
 				if ready || stopErr != nil {
 					stopped.Store(true)
-					committed = ev.SnapshotRows
 					stop(errReschedule)
 				}
 			}
