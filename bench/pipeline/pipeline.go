@@ -63,6 +63,7 @@ type Config struct {
 	Dir          string // DB directory in FS (default "/db")
 	CacheSize    int64
 	MemTableSize uint64
+	MemTables    int // memtables held before a commit waits (0: storage.DefaultMemTables)
 	Throttle     *meterfs.Throttle
 	Logger       *slog.Logger  // nil: discard
 	SettleWait   time.Duration // bound on the untimed wait for compactions (default 5s)
@@ -433,7 +434,7 @@ func open(cfg Config, create bool) (*Job, error) {
 		return nil, fmt.Errorf("pipeline: recover: %w", err)
 	}
 	store, err := storage.Open(storage.Options{
-		FS: cfg.FS, Dir: cfg.Dir, CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize,
+		FS: cfg.FS, Dir: cfg.Dir, CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, MemTables: cfg.MemTables,
 		Throttle: cfg.Throttle, Logger: cfg.Logger,
 	})
 	if err != nil {

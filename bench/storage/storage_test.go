@@ -362,3 +362,37 @@ func TestCheckpointUploadsOverlap(t *testing.T) {
 		t.Errorf("reopened at epoch %d, want 2 (epoch 4's upload cut short) or 4", e)
 	}
 }
+
+// TestLargeEpochDoesNotStallTheNext: an epoch batch over half the memtable becomes
+// a flushable batch; with Pebble's default of 2 memtables the next commit waits for
+// its flush, while the default here (the engine's shared buffer holds sealed
+// epochs) lets it go on. Flushes are slowed so that the second commit always comes
+// while the first epoch is still flushing.
+func TestLargeEpochDoesNotStallTheNext(t *testing.T) {
+	for _, tc := range []struct {
+		memtables int
+		stall     bool
+	}{{2, true}, {0, false}} {
+		throttle := meterfs.NewThrottle(meterfs.ThrottleConfig{WriteBandwidth: 4 << 20})
+		s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db", MemTableSize: 1 << 20, MemTables: tc.memtables, Throttle: throttle})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for epoch, rows := range []int{1: 1500, 2: 600} {
+			if rows == 0 {
+				continue
+			}
+			b := s.DB.NewBatch()
+			for i := range rows {
+				b.Set([]byte(fmt.Sprintf("e%d/k%04d", epoch, i)), bytes.Repeat([]byte{'v'}, 1000), nil)
+			}
+			if err := s.CommitEpoch(b, uint64(epoch), false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if stalls := s.LSM().Stalls; (stalls > 0) != tc.stall {
+			t.Errorf("memtables %d: %d write stalls after epochs of 1.5 MB and 600 KB; want stalls: %v", tc.memtables, stalls, tc.stall)
+		}
+		s.Close()
+	}
+}

@@ -23,11 +23,18 @@ type Options struct {
 	Dir          string // the DB directory within FS
 	CacheSize    int64  // block cache bytes (default 64 MiB)
 	MemTableSize uint64 // default 64 MiB; an epoch batch over half of it becomes a flushable batch
+	// Memtables (the mutable one and those queued for flush) the DB holds before a
+	// commit waits for a flush; default DefaultMemTables.
+	MemTables int
 	// The filesystem's throttle; one that is an object store's (ObjectStore) takes
 	// the WAL away: a checkpoint flushes the memtable, and its sstables upload.
 	Throttle *meterfs.Throttle
 	Logger   *slog.Logger // Pebble's info and error messages (nil: discarded)
 }
+
+// DefaultMemTables is how many memtables a DB holds before a commit waits: 4 (256
+// MiB at 64 MiB memtables) stands for the engine's shared buffer of sealed epochs.
+const DefaultMemTables = 4
 
 // Store is one job's DB.
 type Store struct {
@@ -66,14 +73,21 @@ func Open(o Options) (*Store, error) {
 	if o.MemTableSize == 0 {
 		o.MemTableSize = 64 << 20
 	}
+	if o.MemTables == 0 {
+		o.MemTables = DefaultMemTables
+	}
 	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore(), closing: make(chan struct{})}
 	db, err := pebble.Open(o.Dir, &pebble.Options{
-		FS:                 s.FS,
-		Cache:              s.cache,
-		MemTableSize:       o.MemTableSize,
-		FormatMajorVersion: pebble.FormatNewest,
-		DisableWAL:         s.objectStore,
-		Logger:             Logger(o.Logger),
+		FS:           s.FS,
+		Cache:        s.cache,
+		MemTableSize: o.MemTableSize,
+		// The engine's shared buffer holds sealed epochs until they are flushed and
+		// makes writes wait only when it is full; Pebble's default of 2 would stall
+		// the commit after any epoch over half a memtable (a flushable batch).
+		MemTableStopWritesThreshold: o.MemTables,
+		FormatMajorVersion:          pebble.FormatNewest,
+		DisableWAL:                  s.objectStore,
+		Logger:                      Logger(o.Logger),
 		EventListener: &pebble.EventListener{
 			BackgroundError: func(err error) { s.bgErr.CompareAndSwap(nil, &err) },
 			WriteStallBegin: func(pebble.WriteStallBeginInfo) {
