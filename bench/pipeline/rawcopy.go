@@ -39,12 +39,12 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 	epoch := snap.Epoch
 	b := j.store.DB.NewBatch()
 	key := make([]byte, 0, 64)
-	var uploads []*storage.Upload
+	var last *storage.Upload // uploads end in commit order: the last ends after all
 	flush := func() error {
 		epoch++
 		u, err := j.store.CommitEpochAsync(b, epoch, true)
 		if u != nil {
-			uploads = append(uploads, u)
+			last = u
 		}
 		b = j.store.DB.NewBatch()
 		return err
@@ -82,12 +82,10 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	b.Close()
-	for _, u := range uploads {
-		select {
-		case <-u.Done():
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
+	select {
+	case <-last.Done(): // at once without uploads
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
 	res.CPU = cpuTime() - cpuStart
