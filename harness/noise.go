@@ -146,7 +146,7 @@ func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
 	if len(corrs) > 0 {
 		slices.Sort(corrs)
 		med := corrs[len(corrs)/2]
-		fmt.Fprintf(w, "\nThe two runs of a round share %.0f %% of their variance (median pair corr %+.2f over %d varying metrics): pairing cancels that part, a drift of the machine; the rest is each run's own noise, which only more rounds or longer jobs average out.\n", 100*max(med, 0), med, len(corrs))
+		fmt.Fprintf(w, "\nThe two runs of a round share %.0f %% of their variance (median pair corr %+.2f over %d varying metrics): pairing cancels that part, a drift of the machine; the rest is each run's own noise, which more rounds average out, and so do larger epochs: fewer barriers per row (a cell needs 100 barriers, so larger epochs need more rows).\n", 100*max(med, 0), med, len(corrs))
 	}
 }
 
