@@ -13,21 +13,32 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
+// noiseModel is how simulated jobs vary: per job (sd), and, with slowRounds > 0, in
+// two modes as measured on the 2-core VM the suite was built on: a round is slow
+// (every phase of its jobs 35 % slower) with probability slowRounds, and each job
+// leaves its round's mode with probability flip.
+type noiseModel struct {
+	job, slowRounds, flip float64
+}
+
 // simulated makes the results of rounds first … first+count−1 of cells on both
-// sides: per job noise (lognormal, sd noise), a drift shared by the two jobs of a
-// round, and the head's steady throughput scaled by 1+shift (its CPU per row by
-// 1/(1+shift)).
-func simulated(rng *rand.Rand, cells []contract.Cell, first, count int, shift, noise float64, prior sides) sides {
+// sides: per job noise, a drift shared by the two jobs of a round, and the head's
+// steady throughput scaled by 1+shift (its CPU per row by 1/(1+shift)).
+func simulated(rng *rand.Rand, cells []contract.Cell, first, count int, shift float64, noise noiseModel, prior sides) sides {
 	out := sides{base: prior.base, head: prior.head, units: contract.UnitMap()}
 	for r := first; r < first+count; r++ {
 		for _, c := range cells {
 			drift := 1 + 0.02*rng.NormFloat64()
+			slowRound := noise.slowRounds > 0 && rng.Float64() < noise.slowRounds
 			for i, side := range []*judge.Side{&out.base, &out.head} {
 				f := 1.0
 				if i == 1 {
 					f = 1 + shift
 				}
-				job := drift * (1 + noise*rng.NormFloat64())
+				job := drift * (1 + noise.job*rng.NormFloat64())
+				if noise.slowRounds > 0 && slowRound != (rng.Float64() < noise.flip) {
+					job /= 1.35
+				}
 				side.Results = append(side.Results, &benchfmt.Result{
 					Name: benchfmt.Name(c.FullName() + "-2"), Iters: 1,
 					Values: []benchfmt.Value{
@@ -43,7 +54,7 @@ func simulated(rng *rand.Rand, cells []contract.Cell, first, count int, shift, n
 }
 
 // adaptiveRun is one simulated compare with adaptive rounds: its verdict.
-func adaptiveRun(t *testing.T, seed uint64, shift, noise float64) *judge.Verdict {
+func adaptiveRun(t *testing.T, seed uint64, shift float64, noise noiseModel) *judge.Verdict {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	cfg := CompareConfig{Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Budget: time.Hour}
@@ -61,17 +72,28 @@ func adaptiveRun(t *testing.T, seed uint64, shift, noise float64) *judge.Verdict
 	return v
 }
 
-// TestAdaptiveFalseAlarms: A/A compares with realistic noise (8 % per job, as
-// measured on a 2-core machine) and up to MaxLooks looks raise a false regression
-// in at most 5 % of compares; shifts of 3 % and 5 % are found at the rates logged.
+// TestAdaptiveFalseAlarms: A/A compares with realistic noise and up to MaxLooks
+// looks raise a false regression in at most 5 % of compares; shifts of 3 % and 5 %
+// are found at the rates logged. The noise: 3 % and 8 % per job, and the two modes
+// measured on a 2-core VM (stop 16 of the precision issue: 6 of 20 quick-cell runs
+// slow by ~35 %, mostly both runs of a round; 5 % within a mode: a paired sd of ~15 %,
+// as `benchrun noise` measured there). Mode changes within
+// a round are symmetric between base and head, so the signed-rank test still holds
+// its level; they only cost power.
 func TestAdaptiveFalseAlarms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates many compares")
 	}
 	const sims = 300
+	twoModes := noiseModel{job: 0.05, slowRounds: 0.3, flip: 0.1}
 	for _, tc := range []struct {
-		shift, noise float64
-	}{{0, 0.08}, {0, 0.03}, {-0.03, 0.03}, {-0.05, 0.03}, {-0.05, 0.08}, {-0.10, 0.08}} {
+		shift float64
+		noise noiseModel
+	}{
+		{0, noiseModel{job: 0.08}}, {0, noiseModel{job: 0.03}}, {-0.03, noiseModel{job: 0.03}}, {-0.05, noiseModel{job: 0.03}},
+		{-0.05, noiseModel{job: 0.08}}, {-0.10, noiseModel{job: 0.08}},
+		{0, twoModes}, {-0.05, twoModes}, {-0.10, twoModes},
+	} {
 		regressed, settled := 0, 0
 		for seed := range uint64(sims) {
 			v := adaptiveRun(t, seed, tc.shift, tc.noise)
@@ -82,9 +104,9 @@ func TestAdaptiveFalseAlarms(t *testing.T) {
 				settled++
 			}
 		}
-		t.Logf("shift %+.0f%%, job noise %.0f%%: regression in %d of %d compares, \"no regression\" in %d", 100*tc.shift, 100*tc.noise, regressed, sims, settled)
+		t.Logf("shift %+.0f%%, noise %+v: regression in %d of %d compares, \"no regression\" in %d", 100*tc.shift, tc.noise, regressed, sims, settled)
 		if tc.shift == 0 && regressed > sims*7/100 {
-			t.Errorf("A/A at %.0f%% noise: false regressions in %d of %d compares, want ≤ 5 %% (+ spread)", 100*tc.noise, regressed, sims)
+			t.Errorf("A/A, noise %+v: false regressions in %d of %d compares, want ≤ 5 %% (+ spread)", tc.noise, regressed, sims)
 		}
 	}
 }
@@ -102,7 +124,7 @@ func TestAdaptiveStopsAtTheBudget(t *testing.T) {
 	cfg := CompareConfig{Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Budget: time.Minute}
 	cfg.Count = 10
 	cells := QuickMatrix().Cells()
-	all := simulated(rng, cells, 1, cfg.Count, 0, 0.08, sides{})
+	all := simulated(rng, cells, 1, cfg.Count, 0, noiseModel{job: 0.08}, sides{})
 	extended := false
 	extend := func([]contract.Cell, int, int) (sides, error) { extended = true; return all, nil }
 	v, _, _, notes, err := settle(context.Background(), cfg, all, cells, time.Minute, time.Now().Add(time.Second), extend)
