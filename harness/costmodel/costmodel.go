@@ -80,7 +80,8 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 	if len(jobs) < 8 {
 		return nil, fmt.Errorf("costmodel: %d jobs: want at least 8, over several sizes and epoch counts", len(jobs))
 	}
-	coef, err := solve(jobs)
+	terms := termsOf(jobs)
+	coef, err := solve(jobs, terms)
 	if err != nil {
 		return nil, err
 	}
@@ -97,13 +98,19 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 			m.Persist[0] = true
 		}
 	}
+	// A resample that lost a size, a persistence mode or a vnode count cannot tell
+	// every term of the model apart; it is left out rather than fitted without that
+	// term, which would pull the term's interval toward 0.
 	r := rand.New(rand.NewPCG(seed, 0x636f7374))
 	sample := make([]Job, len(jobs))
 	for range boot {
 		for i := range sample {
 			sample[i] = jobs[r.IntN(len(jobs))]
 		}
-		if c, err := solve(sample); err == nil {
+		if !slices.Equal(termsOf(sample), terms) {
+			continue
+		}
+		if c, err := solve(sample, terms); err == nil {
 			m.Boot = append(m.Boot, c)
 		}
 	}
@@ -120,13 +127,13 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 	return m, nil
 }
 
-// solve is the least-squares fit of the jobs. Without jobs of both persistence
-// modes the per-persisted-epoch cost cannot be told from the per-epoch one, nor
-// the per-vnode epoch cost without jobs of several vnode counts, nor the epoch
-// cost's growth with the table from the per-row terms' with fewer than three
-// sizes: each is then left at 0, and the per-epoch cost is that of what was
+// termsOf are the coefficients the jobs can tell apart. Without jobs of both
+// persistence modes the per-persisted-epoch cost cannot be told from the per-epoch
+// one, nor the per-vnode epoch cost without jobs of several vnode counts, nor the
+// epoch cost's growth with the table from the per-row terms' with fewer than
+// three sizes: each is then left at 0, and the per-epoch cost is that of what was
 // measured.
-func solve(jobs []Job) (Coefficients, error) {
+func termsOf(jobs []Job) []int {
 	var on, off, vary bool
 	for _, j := range jobs {
 		on, off = on || j.Persist, off || !j.Persist
@@ -142,6 +149,12 @@ func solve(jobs []Job) (Coefficients, error) {
 	if len(sizesOf(jobs)) >= MinSizesForGrowth {
 		terms = append(terms, 5)
 	}
+	return terms
+}
+
+// solve is the least-squares fit of the jobs' times by the given coefficients; the
+// others are 0.
+func solve(jobs []Job, terms []int) (Coefficients, error) {
 	x := mat.NewDense(len(jobs), len(terms), nil)
 	y := mat.NewVecDense(len(jobs), nil)
 	for i, j := range jobs {
@@ -290,12 +303,13 @@ type Check struct {
 
 // HoldOut checks how well the model extrapolates: it fits the jobs smaller than
 // the largest size and predicts each configuration of the largest (its barriers,
-// vnodes and persistence). It needs three sizes or more: a fit of one size left
-// has nothing to extrapolate from.
+// vnodes and persistence). It needs MinSizesForGrowth+1 sizes or more, so that the
+// model it checks has the terms of the model fitted on every size.
 func HoldOut(jobs []Job, boot int, seed uint64) (trainedRows [2]float64, checks []Check, err error) {
 	sizes := sizesOf(jobs)
-	if len(sizes) < 3 {
-		return trainedRows, nil, fmt.Errorf("costmodel: %d table sizes: the held-out check needs at least 3 (fit the smaller ones, predict the largest)", len(sizes))
+	if len(sizes) < MinSizesForGrowth+1 {
+		return trainedRows, nil, fmt.Errorf("costmodel: %d table sizes: the held-out check needs at least %d (the model's growth with the table needs %d, and the check holds the largest out); measure another size",
+			len(sizes), MinSizesForGrowth+1, MinSizesForGrowth)
 	}
 	largest := slices.Max(sizes)
 	var train []Job

@@ -118,8 +118,8 @@ func TestPredict(t *testing.T) {
 
 // TestHoldOut: fitted on the smaller sizes, a model of jobs that follow it predicts
 // the largest size within the tolerance; jobs that get 40 % slower at the largest
-// size than the model's terms allow are caught, with the error they have. Fewer
-// than three sizes are refused.
+// size than the model's terms allow are caught, with the error they have. Three
+// sizes are refused: the model fitted on two would lack the epoch cost's growth.
 func TestHoldOut(t *testing.T) {
 	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 0, 5e-4}
 	jobs := synthetic(truth, 9, 256)
@@ -149,13 +149,46 @@ func TestHoldOut(t *testing.T) {
 			t.Errorf("%+v: want the 40 %% slowdown caught, an error near %.0f %%", c, 100*(1/1.4-1))
 		}
 	}
-	var two []Job
+	var three []Job
 	for _, j := range jobs {
-		if j.Rows <= 3e5 {
-			two = append(two, j)
+		if j.Rows <= 1e6 {
+			three = append(three, j)
 		}
 	}
-	if _, _, err := HoldOut(two, 10, 3); err == nil || !strings.Contains(err.Error(), "at least 3") {
-		t.Errorf("two sizes: err = %v", err)
+	if _, _, err := HoldOut(three, 10, 3); err == nil || !strings.Contains(err.Error(), "at least 4") {
+		t.Errorf("three sizes: err = %v", err)
+	}
+}
+
+// TestBootstrapKeepsTheModelsTerms: on a small sweep some resamples lose a size;
+// none of them may stand in the bootstrap as a fit without the epoch cost's growth
+// (which would put 0 inside its interval). The jobs are exact, so every resample
+// kept recovers the true coefficients.
+func TestBootstrapKeepsTheModelsTerms(t *testing.T) {
+	truth := Coefficients{4e-7, 5e-8, 2e-3, 5e-4, 0, 5e-4}
+	var jobs []Job
+	for _, rows := range []float64{1e5, 1e6, 3e6} {
+		for _, perEpoch := range []float64{5000, 50000} {
+			for _, persist := range []bool{false, true} {
+				e, p := rows/perEpoch, 0.0
+				if persist {
+					p = 1
+				}
+				sec := truth[0]*rows + truth[1]*rows*math.Log10(rows) + truth[2]*e + truth[3]*e*p + truth[5]*e*math.Log10(rows)
+				jobs = append(jobs, Job{Rows: rows, Epochs: e, Persist: persist, Seconds: sec, EpochRows: perEpoch})
+			}
+		}
+	}
+	m, err := Fit(jobs, 1000, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Boot) == 1000 {
+		t.Errorf("all 1 000 resamples kept; with 12 jobs over 3 sizes some lose a size")
+	}
+	for i, c := range m.Boot {
+		if math.Abs(c[5]/truth[5]-1) > 1e-6 {
+			t.Fatalf("resample %d: per-epoch-per-decade %g, want %g", i, c[5], truth[5])
+		}
 	}
 }
