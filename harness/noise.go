@@ -145,7 +145,8 @@ func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
 	fmt.Fprintf(w, "\nEvery cell ran twice per round, back to back, on one build: an A/A compare. run CV is the spread of single runs; paired ratio sd the spread of the per-round log ratio, which the paired test sees; pair corr how much the two runs of a round move together. detectable now: the smallest change a compare of n rounds finds with 90 %% power at α = %g corrected over the %d judged pairs; rounds for it: the rounds a compare needs to detect a change of the threshold.\n", o.Alpha, len(rows))
 	if len(corrs) > 0 {
 		slices.Sort(corrs)
-		med := corrs[len(corrs)/2]
+		n := len(corrs)
+		med := (corrs[(n-1)/2] + corrs[n/2]) / 2
 		fmt.Fprintf(w, "\nThe two runs of a round share %.0f %% of their variance (median pair corr %+.2f over %d varying metrics): pairing cancels that part, a drift of the machine; the rest is each run's own noise, which more rounds average out, and so do larger epochs: fewer barriers per row (a cell needs 100 barriers, so larger epochs need more rows).\n", 100*max(med, 0), med, len(corrs))
 	}
 }

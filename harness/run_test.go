@@ -465,8 +465,9 @@ func TestNoiseDiagnosis(t *testing.T) {
 		rows []NoiseRow
 		want string
 	}{
-		{[]NoiseRow{row("rows/s", 0.1, 0.1), row("cpu-ns/row", 0.1, 0.2), row("write-amp", 0, math.NaN())}, "share 20 % of their variance (median pair corr +0.20 over 2 varying metrics"},
+		{[]NoiseRow{row("rows/s", 0.1, 0.1), row("cpu-ns/row", 0.1, 0.2), row("write-amp", 0, math.NaN())}, "share 15 % of their variance (median pair corr +0.15 over 2 varying metrics"},
 		{[]NoiseRow{row("rows/s", 0.1, 0.9), row("write-amp", 0.001, -0.5)}, "share 90 % of their variance (median pair corr +0.90 over 1 varying metrics"},
+		{[]NoiseRow{row("rows/s", 0.1, 0.5), row("cpu-ns/row", 0.1, -0.2), row("barrier-p50-sec", 0.2, 0.3)}, "share 30 % of their variance (median pair corr +0.30 over 3 varying metrics"},
 		{[]NoiseRow{row("write-amp", 0, math.NaN())}, ""},
 	} {
 		var b bytes.Buffer

@@ -458,8 +458,8 @@ func TestPrimaryKeyChangingUpdates(t *testing.T) {
 
 // TestCheckpointUploadsInBackground: on an object store the next epochs commit while
 // a checkpoint uploads (some commit finds the checkpoint before it not yet
-// durable), the job still verifies, and every epoch is done in order, a
-// checkpoint's done only after its upload.
+// durable), the job still verifies, and a checkpoint is done only once durable,
+// as a watcher of the store sees it.
 func TestCheckpointUploadsInBackground(t *testing.T) {
 	for _, read := range []backfill.Read{backfill.Uncommitted, backfill.Checkpoint} {
 		t.Run(read.String(), func(t *testing.T) {
@@ -484,20 +484,44 @@ func TestCheckpointUploadsInBackground(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
+			// Watch, apart from the job's own bookkeeping, when each epoch becomes
+			// durable: the store's latest checkpoint reaches it once its upload ended.
+			durable := map[uint64]time.Time{}
+			stop, watched := make(chan struct{}), make(chan struct{})
+			go func() {
+				defer close(watched)
+				for {
+					c := j.Store().LatestCheckpoint()
+					if _, ok := durable[c.Epoch]; !ok {
+						durable[c.Epoch] = time.Now()
+					}
+					c.Release()
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Microsecond):
+					}
+				}
+			}()
 			res, err := j.Run(context.Background())
+			close(stop)
+			<-watched
 			if err != nil {
 				t.Fatal(err)
 			}
 			uploads := 0
-			for i, e := range res.Epochs {
+			for _, e := range res.Epochs {
 				if e.Upload > 0 {
 					uploads++
 				}
 				if e.Upload > 0 && !e.Checkpoint {
 					t.Errorf("epoch %d uploaded without being a checkpoint", e.Epoch)
 				}
-				if i > 0 && e.Committed().Before(res.Epochs[i-1].Committed()) {
-					t.Errorf("epoch %d done at %v, before epoch %d (%v)", e.Epoch, e.Committed(), res.Epochs[i-1].Epoch, res.Epochs[i-1].Committed())
+				// A checkpoint is done once durable, not when its commit returned, an
+				// upload (30 ms median) earlier. The watcher may see durability late by
+				// a poll and a wait for the CPU, hence the slack.
+				if at, ok := durable[e.Epoch]; ok && e.Checkpoint && e.Committed().Before(at.Add(-raceSlowdown*10*time.Millisecond)) {
+					t.Errorf("checkpoint %d done at +%v, before it was durable (+%v)", e.Epoch, e.Committed().Sub(e.Injected), at.Sub(e.Injected))
 				}
 			}
 			t.Logf("%d epochs, %d uploads, %d commits while the checkpoint before was uploading", len(res.Epochs), uploads, overlapped.Load())
