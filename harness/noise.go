@@ -147,7 +147,7 @@ func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
 		slices.Sort(corrs)
 		n := len(corrs)
 		med := (corrs[(n-1)/2] + corrs[n/2]) / 2
-		fmt.Fprintf(w, "\nThe two runs of a round share %.0f %% of their variance (median pair corr %+.2f over %d varying metrics): pairing cancels that part, a drift of the machine; the rest is each run's own noise, which more rounds average out, and so do larger epochs: fewer barriers per row (a cell needs 100 barriers, so larger epochs need more rows).\n", 100*max(med, 0), med, len(corrs))
+		fmt.Fprintf(w, "\nThe two runs of a round share %.0f %% of their variance (median pair corr %+.2f over %d varying metrics): pairing cancels that part, a drift of the machine; the rest is each run's own noise, which more rounds average out (larger epochs lower it per round, but a cell needs 100 barriers, so they cost more rows and time per run).\n", 100*max(med, 0), med, len(corrs))
 	}
 }
 
