@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,7 +24,11 @@ type Trial struct {
 
 // Plan orders count rounds, each running every cell once on each of the sides in
 // turn, so that drift of the machine over time spreads over all cells and sides
-// alike: A B A B …, not A A … B B ….
+// alike: A B A B …, not A A … B B …. Even rounds run in the reverse order (the
+// cells, and the sides of each cell: A B, then B A), so that whatever the second
+// run of a pair meets (a warmer cache, a hotter machine) falls on each side in
+// turn and cancels instead of biasing the pair's ratio; the pairs stay back to
+// back, and a run's off and on cells too.
 func Plan(cells []contract.Cell, count, sides int) []Trial { return PlanRounds(cells, 1, count, sides) }
 
 // PlanRounds is Plan with rounds numbered from first on: more rounds of a pass
@@ -31,10 +36,18 @@ func Plan(cells []contract.Cell, count, sides int) []Trial { return PlanRounds(c
 func PlanRounds(cells []contract.Cell, first, count, sides int) []Trial {
 	var trials []Trial
 	for r := first; r < first+count; r++ {
+		var round []Trial
 		for _, c := range cells {
 			for s := range sides {
-				trials = append(trials, Trial{Index: len(trials) + 1, Round: r, Cell: c, Side: s})
+				round = append(round, Trial{Round: r, Cell: c, Side: s})
 			}
+		}
+		if r%2 == 0 {
+			slices.Reverse(round)
+		}
+		for _, t := range round {
+			t.Index = len(trials) + 1
+			trials = append(trials, t)
 		}
 	}
 	return trials

@@ -104,3 +104,28 @@ func TestEstimateCostHonoursTheRateLimit(t *testing.T) {
 		t.Errorf("estimate %v s with a 10k/s limit (%v s without), want at least 15 s", limited, free)
 	}
 }
+
+// TestPlanPairsBackToBackInTurn: in a compare, every round runs each cell's base
+// and head back to back, and each side runs first in half the rounds, so that an
+// effect of running second does not bias the pairs; rounds added later continue
+// the turns.
+func TestPlanPairsBackToBackInTurn(t *testing.T) {
+	cells := []contract.Cell{{Workload: "narrow", Rows: 1}, {Workload: "bid", Rows: 1}}
+	trials := append(Plan(cells, 3, 2), PlanRounds(cells, 4, 3, 2)...)
+	first := map[int]int{} // side → rounds in which it ran first, per cell
+	for i := 0; i < len(trials); i += 2 {
+		a, b := trials[i], trials[i+1]
+		if a.Cell != b.Cell || a.Round != b.Round || a.Side == b.Side {
+			t.Fatalf("trials %d and %d: %+v, %+v; want one cell's two sides back to back", i, i+1, a, b)
+		}
+		first[a.Side]++
+	}
+	if first[0] != 6 || first[1] != 6 {
+		t.Errorf("base first in %d pairs, head in %d; want 6 each", first[0], first[1])
+	}
+	for i, tr := range trials[:len(trials)/2] {
+		if tr.Index != i+1 {
+			t.Errorf("trial %d has index %d", i, tr.Index)
+		}
+	}
+}
