@@ -484,17 +484,21 @@ func TestCheckpointUploadsInBackground(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			// Watch, apart from the job's own bookkeeping, when each epoch becomes
-			// durable: the store's latest checkpoint reaches it once its upload ended.
-			durable := map[uint64]time.Time{}
+			// Watch, apart from the job's own bookkeeping, when epochs become durable:
+			// the store's latest checkpoint reaches an epoch once its upload ended.
+			// Each poll records when it started and what it saw.
+			type poll struct {
+				at     time.Time
+				latest uint64
+			}
+			var polls []poll
 			stop, watched := make(chan struct{}), make(chan struct{})
 			go func() {
 				defer close(watched)
 				for {
+					at := time.Now()
 					c := j.Store().LatestCheckpoint()
-					if _, ok := durable[c.Epoch]; !ok {
-						durable[c.Epoch] = time.Now()
-					}
+					polls = append(polls, poll{at, c.Epoch})
 					c.Release()
 					select {
 					case <-stop:
@@ -510,18 +514,26 @@ func TestCheckpointUploadsInBackground(t *testing.T) {
 				t.Fatal(err)
 			}
 			uploads := 0
-			for _, e := range res.Epochs {
+			for i, e := range res.Epochs {
 				if e.Upload > 0 {
 					uploads++
 				}
 				if e.Upload > 0 && !e.Checkpoint {
 					t.Errorf("epoch %d uploaded without being a checkpoint", e.Epoch)
 				}
+				if i > 0 && e.Committed().Before(res.Epochs[i-1].Committed()) {
+					t.Errorf("epoch %d done at %v, before epoch %d (%v)", e.Epoch, e.Committed(), res.Epochs[i-1].Epoch, res.Epochs[i-1].Committed())
+				}
+				if !e.Checkpoint {
+					continue
+				}
 				// A checkpoint is done once durable, not when its commit returned, an
-				// upload (30 ms median) earlier. The watcher may see durability late by
-				// a poll and a wait for the CPU, hence the slack.
-				if at, ok := durable[e.Epoch]; ok && e.Checkpoint && e.Committed().Before(at.Add(-raceSlowdown*10*time.Millisecond)) {
-					t.Errorf("checkpoint %d done at +%v, before it was durable (+%v)", e.Epoch, e.Committed().Sub(e.Injected), at.Sub(e.Injected))
+				// upload earlier: not before a poll that found it not yet durable began.
+				for _, p := range polls {
+					if p.latest < e.Epoch && e.Committed().Before(p.at) {
+						t.Errorf("checkpoint %d done at +%v, yet not durable at +%v", e.Epoch, e.Committed().Sub(e.Injected), p.at.Sub(e.Injected))
+						break
+					}
 				}
 			}
 			t.Logf("%d epochs, %d uploads, %d commits while the checkpoint before was uploading", len(res.Epochs), uploads, overlapped.Load())

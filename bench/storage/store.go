@@ -211,9 +211,9 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 				return
 			}
 		}
-		u.at = time.Now()
 		s.mu.Lock()
 		s.setCheckpoint(snap)
+		u.at = time.Now() // once readers can see the checkpoint
 		s.mu.Unlock()
 		close(u.done)
 	}()

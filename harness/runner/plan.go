@@ -3,7 +3,6 @@ package runner
 import (
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -24,33 +23,49 @@ type Trial struct {
 
 // Plan orders count rounds, each running every cell once on each of the sides in
 // turn, so that drift of the machine over time spreads over all cells and sides
-// alike: A B A B …, not A A … B B …. Even rounds run in the reverse order (the
-// cells, and the sides of each cell: A B, then B A), so that whatever the second
-// run of a pair meets (a warmer cache, a hotter machine) falls on each side in
-// turn and cancels instead of biasing the pair's ratio; the pairs stay back to
-// back, and a run's off and on cells too.
+// alike: A B A B …, not A A … B B …. The two runs of a pair stay back to back (a
+// cell's base and head; in a plain run a cell's persist off and on), and in even
+// rounds they swap, so that whatever the second run meets (a warmer cache, a
+// hotter machine) falls on each in turn and cancels instead of biasing the pair's
+// ratio. The cells keep their order, so the run before a pair is another cell's
+// in both turns.
 func Plan(cells []contract.Cell, count, sides int) []Trial { return PlanRounds(cells, 1, count, sides) }
 
 // PlanRounds is Plan with rounds numbered from first on: more rounds of a pass
 // that ran rounds 1 … first−1.
 func PlanRounds(cells []contract.Cell, first, count, sides int) []Trial {
 	var trials []Trial
+	add := func(r int, c contract.Cell, s int) {
+		trials = append(trials, Trial{Index: len(trials) + 1, Round: r, Cell: c, Side: s})
+	}
 	for r := first; r < first+count; r++ {
-		var round []Trial
-		for _, c := range cells {
-			for s := range sides {
-				round = append(round, Trial{Round: r, Cell: c, Side: s})
+		swap := r%2 == 0
+		for i := 0; i < len(cells); i++ {
+			c := cells[i]
+			switch {
+			case sides > 1:
+				for s := range sides {
+					if swap {
+						s = sides - 1 - s
+					}
+					add(r, c, s)
+				}
+			case swap && i+1 < len(cells) && persistPair(c, cells[i+1]):
+				add(r, cells[i+1], 0)
+				add(r, c, 0)
+				i++
+			default:
+				add(r, c, 0)
 			}
-		}
-		if r%2 == 0 {
-			slices.Reverse(round)
-		}
-		for _, t := range round {
-			t.Index = len(trials) + 1
-			trials = append(trials, t)
 		}
 	}
 	return trials
+}
+
+// persistPair reports whether a and b are one cell with persistence off and on.
+func persistPair(a, b contract.Cell) bool {
+	b.Persist = a.Persist
+	return a == b
 }
 
 // Shard is one part of a matrix split over runners: Index of Count, from 1.

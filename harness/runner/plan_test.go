@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 	"testing"
@@ -106,17 +107,21 @@ func TestEstimateCostHonoursTheRateLimit(t *testing.T) {
 }
 
 // TestPlanPairsBackToBackInTurn: in a compare, every round runs each cell's base
-// and head back to back, and each side runs first in half the rounds, so that an
-// effect of running second does not bias the pairs; rounds added later continue
-// the turns.
+// and head back to back, each side first in half the rounds, and the cells in
+// their order, so that the run before a pair is another cell's in both turns;
+// rounds added later continue the turns. In a plain run a cell's persist off and
+// on take turns the same way.
 func TestPlanPairsBackToBackInTurn(t *testing.T) {
 	cells := []contract.Cell{{Workload: "narrow", Rows: 1}, {Workload: "bid", Rows: 1}}
 	trials := append(Plan(cells, 3, 2), PlanRounds(cells, 4, 3, 2)...)
-	first := map[int]int{} // side → rounds in which it ran first, per cell
+	first := map[int]int{} // side → pairs in which it ran first
 	for i := 0; i < len(trials); i += 2 {
 		a, b := trials[i], trials[i+1]
 		if a.Cell != b.Cell || a.Round != b.Round || a.Side == b.Side {
 			t.Fatalf("trials %d and %d: %+v, %+v; want one cell's two sides back to back", i, i+1, a, b)
+		}
+		if want := cells[(i/2)%len(cells)]; a.Cell != want {
+			t.Errorf("trial %d is of %v, want %v: the cells keep their order", i, a.Cell, want)
 		}
 		first[a.Side]++
 	}
@@ -127,5 +132,17 @@ func TestPlanPairsBackToBackInTurn(t *testing.T) {
 		if tr.Index != i+1 {
 			t.Errorf("trial %d has index %d", i, tr.Index)
 		}
+	}
+
+	off := contract.Cell{Workload: "narrow", Rows: 1}
+	on := off
+	on.Persist = true
+	alone := contract.Cell{Workload: "bid", Rows: 1}
+	var got []string
+	for _, tr := range Plan([]contract.Cell{off, on, alone}, 2, 1) {
+		got = append(got, fmt.Sprintf("%s/%v", tr.Cell.Workload, tr.Cell.Persist))
+	}
+	if want := "[narrow/false narrow/true bid/false narrow/true narrow/false bid/false]"; fmt.Sprint(got) != want {
+		t.Errorf("plain run order %v, want %s", got, want)
 	}
 }
