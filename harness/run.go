@@ -135,14 +135,15 @@ func QuickMatrix() contract.Matrix {
 	}
 }
 
-// ScaleMatrix is the scale sweep: table sizes from 10⁵ to 10⁸ rows (cells too large
-// for the machine are skipped, saying why), barriers of two sizes (work-driven,
+// ScaleMatrix is the scale sweep: table sizes from 10⁵ to 10⁸ rows, two per decade
+// below 10⁷ so that `fit` has four sizes to check itself on where 10⁸ does not fit
+// (cells too large for the machine are skipped, saying why), barriers of two sizes (work-driven,
 // so their epochs are known, and two, so `benchrun fit` can tell per-epoch from
 // per-row costs), persistence off and on, on the in-memory profile; add
 // --vnodes, --par, --workload or --profile lists to sweep those too.
 func ScaleMatrix() contract.Matrix {
 	return contract.Matrix{
-		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 1_000_000, 10_000_000, 100_000_000},
+		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 100_000_000},
 		Persist: []bool{false, true}, Scans: []string{"merged"},
 		Barriers: []contract.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
 	}

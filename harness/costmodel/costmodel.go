@@ -115,7 +115,7 @@ func Fit(jobs []Job, boot int, seed uint64) (*Model, error) {
 		}
 	}
 	if len(m.Boot) < boot/2 {
-		return nil, errors.New("costmodel: most bootstrap resamples could not be fitted: the jobs do not vary enough (sizes, epoch counts, persistence)")
+		return nil, errors.New("costmodel: most bootstrap resamples could not be fitted: the jobs do not vary enough (sizes, epoch counts, persistence), or too few jobs stand for one size, persistence mode or vnode count for the resamples to keep it: measure more rounds")
 	}
 	for k := range m.Coef {
 		vals := make([]float64, len(m.Boot))
