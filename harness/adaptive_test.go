@@ -76,11 +76,10 @@ func adaptiveRun(t *testing.T, seed uint64, shift float64, noise noiseModel) *ju
 // TestAdaptiveFalseAlarms: A/A compares with realistic noise and up to MaxLooks
 // looks raise a false regression in at most 5 % of compares; shifts of 3 % and 5 %
 // are found at the rates logged. The noise: 3 % and 8 % per job, and the two modes
-// measured on a 2-core VM (stop 16 of the precision issue: 6 of 20 quick-cell runs
-// slow by ~35 %, mostly both runs of a round; 5 % within a mode: a paired sd of ~15 %,
-// as `benchrun noise` measured there). Mode changes within
-// a round are symmetric between base and head, so the signed-rank test still holds
-// its level; they only cost power.
+// measured on a 2-core VM (6 of 20 quick-cell runs slow by ~35 %, mostly both runs
+// of a round; 5 % within a mode: a paired sd of ~15 %, as `benchrun noise` measured
+// there). Mode changes within a round are as likely to hit base as head, so the
+// signed-rank test still holds its level; they only cost power.
 func TestAdaptiveFalseAlarms(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates many compares")
