@@ -233,6 +233,11 @@ func runJob(b *testing.B, ctx context.Context, cfg pipeline.Config, run func(*pi
 		return nil, err
 	}
 	defer job.Close()
+	if *flags.StartGate {
+		if err := contract.AwaitStart(); err != nil {
+			return nil, fmt.Errorf("-%s: %w", contract.FlagStartGate, err)
+		}
+	}
 	b.StartTimer()
 	defer b.StopTimer()
 	return run(job, ctx)

@@ -28,6 +28,7 @@ const (
 	ConfigMachine    = "machine" // fingerprint: results compare within one
 	ConfigProfile    = "profile"
 	ConfigDisk       = "disk"
+	ConfigPairing    = "pairing" // "duet" when a pair's two runs shared the machine at once; absent: one after the other
 )
 
 // CompareIgnore are the config keys that differ between two commits by nature;

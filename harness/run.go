@@ -54,6 +54,7 @@ type Measure struct {
 	Count        int           // rounds: every cell runs once per round (on each side)
 	Src          string        // a directory in the module checkout to build and attribute
 	Timeout      time.Duration // per run (default 10m)
+	Pairing      string        // "duet", "sequential" or "": duet where the machine can (runner.DefaultPairing)
 }
 
 // measureSetup is a Measure checked once, with its profiles loaded.
@@ -61,6 +62,7 @@ type measureSetup struct {
 	Measure
 	profiles     *profile.Set
 	profileFiles []string // absolute
+	pairing      runner.Pairing
 }
 
 // setup checks the measure and loads its profiles; errors are ConfigErrors.
@@ -74,6 +76,10 @@ func (m Measure) setup() (*measureSetup, error) {
 	}
 	if m.Timeout == 0 {
 		m.Timeout = 10 * time.Minute
+	}
+	pairing, err := runner.ParsePairing(m.Pairing)
+	if err != nil {
+		return bad(err)
 	}
 	profiles, err := profile.NewSet(m.ProfileFiles)
 	if err != nil {
@@ -90,7 +96,7 @@ func (m Measure) setup() (*measureSetup, error) {
 	if err := m.Matrix.Validate(); err != nil {
 		return bad(err)
 	}
-	s := &measureSetup{Measure: m, profiles: profiles}
+	s := &measureSetup{Measure: m, profiles: profiles, pairing: pairing}
 	for _, f := range m.ProfileFiles {
 		a, err := filepath.Abs(f)
 		if err != nil {
@@ -104,7 +110,7 @@ func (m Measure) setup() (*measureSetup, error) {
 // passConfig is the runner's configuration of one pass of this measure in dir.
 func (s *measureSetup) passConfig(dir, name string, o Output) runner.PassConfig {
 	return runner.PassConfig{Dir: dir, Name: name, Profiles: s.profiles, ProfileFiles: s.profileFiles, Timeout: s.Timeout,
-		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger()}
+		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing}
 }
 
 // RunConfig configures `benchrun run`.

@@ -58,6 +58,12 @@ func fakeBench(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	if *flags.StartGate {
+		if err := contract.AwaitStart(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	fmt.Println("Unit rows/s better=higher\ngoos: linux\ngoarch: amd64\npkg: fake\ncpu: fake")
 	if bench := fs.Lookup("test.bench").Value.String(); strings.HasPrefix(bench, "^BenchmarkRawCopy$") {
 		fmt.Printf("BenchmarkRawCopy/profile=%s/workload=%s/rows=%d-2 \t1\t1000 ns/op\t3000 rows/s\nPASS\n", m.Profiles[0], m.Workloads[0], m.Rows[0])

@@ -61,7 +61,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	cfg := harness.CompareConfig{Output: output(stdout, stderr)}
 	cfg.Matrix = harness.QuickMatrix()
-	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	given := bindMatrix(fs, &cfg.Measure)
 	fs.IntVar(&cfg.Count, "count", 10, "runs of every cell on each side, interleaved base, head, then head, base, …")
 	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
 	fs.StringVar(&cfg.CellsFromDiff, "cells-from-diff", "", "a `file` of rules from changed paths to extra cells (e.g. ci/cells-by-path.json): the matrix gains the cells the change may touch")

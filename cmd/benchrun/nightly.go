@@ -21,7 +21,7 @@ func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	}
 	cfg := harness.NightlyConfig{Run: harness.RunConfig{Output: output(stdout, stderr)}}
 	cfg.Run.Matrix = harness.NightlyMatrix(profiles)
-	given := bindMatrix(fs, &cfg.Run.ProfileFiles, &cfg.Run.Timeout, &cfg.Run.Src)
+	given := bindMatrix(fs, &cfg.Run.Measure)
 	fs.IntVar(&cfg.Run.Count, "count", harness.NightlyCount, "rounds: runs of every cell, interleaved")
 	fs.StringVar(&cfg.History, "history", "", "history `directory` (default results/history)")
 	fs.StringVar(&cfg.Results, "results", "", "record this results `file` (merged shards, say) instead of running the matrix")

@@ -12,7 +12,7 @@ func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	fs := flag.NewFlagSet("noise", flag.ContinueOnError)
 	cfg := harness.NoiseConfig{Output: output(stdout, stderr)}
 	cfg.Matrix = harness.QuickMatrix()
-	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	given := bindMatrix(fs, &cfg.Measure)
 	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, back to back")
 	analysis := bindAnalysis(fs, &cfg.Options)
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/noise/<UTC time>-<commit>); it must be new or empty")

@@ -79,7 +79,7 @@ var dimensionHelp = map[string]string{
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
-	given := bindMatrix(fs, &cfg.ProfileFiles, &cfg.Timeout, &cfg.Src)
+	given := bindMatrix(fs, &cfg.Measure)
 	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 6: the fewest for a 95 % interval)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
@@ -167,15 +167,16 @@ func (p positiveDuration) Set(v string) error {
 
 // bindMatrix binds the flags that say what to run, shared by run, compare and
 // nightly; the dimension flags given are returned, to apply over a base matrix.
-func bindMatrix(fs *flag.FlagSet, profileFiles *[]string, timeout *time.Duration, src *string) matrixFlags {
+func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 	given := matrixFlags{}
 	for _, d := range contract.Dimensions {
 		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
 	}
-	fs.Var((*listFlag)(profileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
-	*timeout = 10 * time.Minute
-	fs.Var(positiveDuration{timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
-	fs.StringVar(src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
+	fs.Var((*listFlag)(&m.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
+	m.Timeout = 10 * time.Minute
+	fs.Var(positiveDuration{&m.Timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
+	fs.StringVar(&m.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
+	fs.StringVar(&m.Pairing, "pairing", "", "how the two runs of a pair (base and head; persist off and on) share the machine: `duet` (at once, each on half the CPUs, trading them every 20 ms: much less noise on a VM) or sequential (one after the other, each with all CPUs); default duet where the machine can pin processes to 2 CPUs")
 	return given
 }
 

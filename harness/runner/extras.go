@@ -125,7 +125,7 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 			for r.Scan() {
 				if res, ok := r.Result().(*benchfmt.Result); ok && contract.Label(string(res.Name)) == rc.Name() {
 					res = res.Clone()
-					addConfig(res, s.Checkout, cfg.Machine, prof)
+					addConfig(res, s.Checkout, cfg.Machine, prof, false)
 					results = append(results, res)
 					found = true
 				}

@@ -44,6 +44,7 @@ type PassConfig struct {
 	Progress     io.Writer // progress bar or log lines; nil: none
 	Terminal     bool      // Progress is a terminal: draw a bar
 	Logger       *slog.Logger
+	Pairing      Pairing // how the two runs of a pair share the machine ("": Sequential)
 }
 
 // Failure is a trial that did not produce a verified result.
@@ -93,45 +94,66 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 		p.results = append(p.results, map[int][]*benchfmt.Result{})
 	}
 	prog := newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, len(trials))
-	for _, t := range trials {
+	duet := cfg.Pairing == Duet && p.gated(ctx)
+	for i := 0; i < len(trials); i++ {
 		if ctx.Err() != nil {
 			break
 		}
-		s := sides[t.Side]
-		prof, _ := cfg.Profiles.Get(t.Cell.Profile)
-		prog.start(t)
-		o := p.runOne(ctx, s, prof, t)
-		if ctx.Err() != nil && o.failure != nil {
-			break // interrupted: neither a result nor a failure
+		group := trials[i : i+1]
+		prof, _ := cfg.Profiles.Get(trials[i].Cell.Profile)
+		if duet && i+1 < len(trials) && paired(trials[i], trials[i+1]) && duetFits(prof) {
+			group = trials[i : i+2]
+			i++
 		}
-		p.out.Done++
-		if o.failure != nil {
-			p.out.Failures = append(p.out.Failures, *o.failure)
-			if err := p.writeFailures(); err != nil {
-				return p.out, err
-			}
+		for _, t := range group {
+			prog.start(t)
+		}
+		var outs []outcome
+		if len(group) == 2 {
+			outs = p.runDuet(ctx, prof, group[0], group[1])
 		} else {
-			for _, r := range o.results {
-				addConfig(r, s.Checkout, cfg.Machine, prof)
-			}
-			p.results[t.Side][t.Index] = o.results
-			p.out.Traces[t.Side] = append(p.out.Traces[t.Side], o.trace)
-			maps.Copy(p.out.Units, o.units)
+			outs = []outcome{p.runOne(ctx, sides[group[0].Side], prof, group[0])}
 		}
-		prog.done(t, o.failure)
-		p.out.Results[t.Side], p.out.Rounds[t.Side] = p.ordered(t.Side)
-		if s.File != "" {
-			data, err := contract.Encode(append(slices.Clip(s.Prior), p.out.Results[t.Side]...), p.out.Units)
-			if err == nil {
-				err = files.WriteAtomic(filepath.Join(cfg.Dir, s.File), data)
+		for j, t := range group {
+			o := outs[j]
+			if ctx.Err() != nil && o.failure != nil {
+				prog.finish()
+				return p.out, nil // interrupted: neither a result nor a failure
 			}
-			if err != nil {
+			if err := p.record(t, prof, o, len(group) == 2); err != nil {
 				return p.out, err
 			}
+			prog.done(t, o.failure)
 		}
 	}
 	prog.finish()
 	return p.out, nil
+}
+
+// record keeps a finished trial's outcome and rewrites its side's results file (or
+// the failures file).
+func (p *pass) record(t Trial, prof profile.Profile, o outcome, duet bool) error {
+	s := p.sides[t.Side]
+	p.out.Done++
+	if o.failure != nil {
+		p.out.Failures = append(p.out.Failures, *o.failure)
+		return p.writeFailures()
+	}
+	for _, r := range o.results {
+		addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
+	}
+	p.results[t.Side][t.Index] = o.results
+	p.out.Traces[t.Side] = append(p.out.Traces[t.Side], o.trace)
+	maps.Copy(p.out.Units, o.units)
+	p.out.Results[t.Side], p.out.Rounds[t.Side] = p.ordered(t.Side)
+	if s.File == "" {
+		return nil
+	}
+	data, err := contract.Encode(append(slices.Clip(s.Prior), p.out.Results[t.Side]...), p.out.Units)
+	if err == nil {
+		err = files.WriteAtomic(filepath.Join(p.cfg.Dir, s.File), data)
+	}
+	return err
 }
 
 // Err summarizes a pass that is over: interrupted, with failed trials, or nil.
@@ -186,42 +208,67 @@ func (p *pass) traceDir(s Side) string {
 
 // runOne runs one job of the cell in its own process of the side's bench binary.
 func (p *pass) runOne(ctx context.Context, s Side, prof profile.Profile, t Trial) outcome {
+	j, o := p.newJob(ctx, s, prof, t)
+	if j == nil {
+		return o
+	}
+	defer j.cancel()
+	return j.outcome(ctx, j.cmd.Run())
+}
+
+// job is one trial's process.
+type job struct {
+	t               Trial
+	side            string
+	cmd             *exec.Cmd
+	rctx            context.Context // ctx with the run's timeout
+	cancel          context.CancelFunc
+	timeout         time.Duration
+	stdout          bytes.Buffer
+	stderr          *tailBuffer
+	trace, tmpTrace string
+}
+
+// newJob makes a trial's process, not started; a nil job comes with the failure.
+func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial) (*job, outcome) {
 	dir := p.traceDir(s)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return outcome{failure: &Failure{Trial: t, Side: s.Label, Reason: err.Error()}}
+		return nil, outcome{failure: &Failure{Trial: t, Side: s.Label, Reason: err.Error()}}
 	}
-	trace := filepath.Join(dir, traceName(t))
-	tmpTrace := trace + ".tmp"
-	os.Remove(tmpTrace)
-	rctx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
-	defer cancel()
-	cmd := exec.CommandContext(rctx, s.Binary, t.Cell.Args(tmpTrace, p.cfg.ProfileFiles)...)
-	cmd.Dir = p.cfg.Dir
-	cmd.Env = os.Environ()
+	j := &job{t: t, side: s.Label, timeout: p.cfg.Timeout, stderr: &tailBuffer{max: 8 << 10}}
+	j.trace = filepath.Join(dir, traceName(t))
+	j.tmpTrace = j.trace + ".tmp"
+	os.Remove(j.tmpTrace)
+	j.rctx, j.cancel = context.WithTimeout(ctx, p.cfg.Timeout)
+	j.cmd = exec.CommandContext(j.rctx, s.Binary, t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles)...)
+	j.cmd.Dir = p.cfg.Dir
+	j.cmd.Env = os.Environ()
 	if prof.CPUs > 0 {
-		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
+		j.cmd.Env = append(j.cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
 	}
 	// Ask the process group to stop first; kill it if it does not within the delay.
-	gracefully(cmd, 5*time.Second)
-	var stdout bytes.Buffer
-	stderr := &tailBuffer{max: 8 << 10}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	err := cmd.Run()
+	gracefully(j.cmd, 5*time.Second)
+	j.cmd.Stdout, j.cmd.Stderr = &j.stdout, j.stderr
+	return j, outcome{}
+}
 
+// outcome reads the results of the job's finished process; err is its exit.
+func (j *job) outcome(ctx context.Context, err error) outcome {
+	t := j.t
 	fail := func(reason string) outcome {
-		os.Remove(tmpTrace)
-		return outcome{failure: &Failure{Trial: t, Side: s.Label, Reason: reason, Tail: failureTail(stdout.String(), stderr.String())}}
+		os.Remove(j.tmpTrace)
+		return outcome{failure: &Failure{Trial: t, Side: j.side, Reason: reason, Tail: failureTail(j.stdout.String(), j.stderr.String())}}
 	}
 	switch {
-	case errors.Is(rctx.Err(), context.DeadlineExceeded):
-		return fail(fmt.Sprintf("timeout after %v", p.cfg.Timeout))
+	case errors.Is(j.rctx.Err(), context.DeadlineExceeded):
+		return fail(fmt.Sprintf("timeout after %v", j.timeout))
 	case ctx.Err() != nil:
 		return fail("interrupted")
 	case err != nil:
 		return fail(err.Error())
 	}
-	out := outcome{units: benchfmt.UnitMetadataMap{}, trace: trace}
-	r := benchfmt.NewReader(bytes.NewReader(stdout.Bytes()), "run "+strconv.Itoa(t.Index))
+	out := outcome{units: benchfmt.UnitMetadataMap{}, trace: j.trace}
+	r := benchfmt.NewReader(bytes.NewReader(j.stdout.Bytes()), "run "+strconv.Itoa(t.Index))
 	for r.Scan() {
 		switch rec := r.Result().(type) {
 		case *benchfmt.Result:
@@ -237,7 +284,7 @@ func (p *pass) runOne(ctx context.Context, s Side, prof profile.Profile, t Trial
 		return fail("no result for the cell in the output")
 	}
 	// A bench binary that wrote no trace (an older commit) still has its results.
-	if err := os.Rename(tmpTrace, trace); err != nil {
+	if err := os.Rename(j.tmpTrace, j.trace); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return fail("trace: " + err.Error())
 		}
@@ -258,10 +305,14 @@ func traceName(t Trial) string {
 
 // addConfig adds the harness's config keys to a result from the bench binary, which
 // itself gives goos, goarch, pkg and cpu.
-func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile) {
+func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile, duet bool) {
 	procs := strconv.Itoa(m.Cores)
 	if p.CPUs > 0 {
 		procs = strconv.Itoa(p.CPUs)
+	}
+	pairing := ""
+	if duet {
+		procs, pairing = strconv.Itoa(duetProcs(p)), string(Duet)
 	}
 	commitTime := ""
 	if !src.CommitTime.IsZero() {
@@ -279,6 +330,7 @@ func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile) {
 		{contract.ConfigMachine, m.Fingerprint},
 		{contract.ConfigProfile, fmt.Sprintf("%s v%d", p.Name, p.Version)},
 		{contract.ConfigDisk, diskOf(p)},
+		{contract.ConfigPairing, pairing},
 	} {
 		if kv[1] != "" {
 			r.SetConfig(kv[0], kv[1])

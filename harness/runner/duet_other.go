@@ -1,0 +1,20 @@
+//go:build !linux
+
+package runner
+
+import (
+	"context"
+	"errors"
+
+	"github.com/backfill-bench/backfill-bench/bench/profile"
+)
+
+func duetSupported() error {
+	return errors.New("pinning processes to CPUs is implemented for Linux only")
+}
+
+func duetCPUs() []int { return nil }
+
+func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []outcome {
+	return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}
+}
