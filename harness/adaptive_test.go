@@ -59,7 +59,7 @@ func adaptiveRun(t *testing.T, seed uint64, shift float64, noise noiseModel) *ju
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	cfg := CompareConfig{Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05}, Budget: time.Hour}
-	cfg.Count = 10
+	cfg.Count = 12 // compare's default
 	cells := QuickMatrix().Cells()
 	all := simulated(rng, cells, 1, cfg.Count, shift, noise, sides{})
 	extend := func(open []contract.Cell, from, count int) (sides, error) {
@@ -75,10 +75,10 @@ func adaptiveRun(t *testing.T, seed uint64, shift float64, noise noiseModel) *ju
 
 // TestAdaptiveFalseAlarms: A/A compares with realistic noise and up to MaxLooks
 // looks raise a false regression in at most 5 % of compares; shifts of 3 % and 5 %
-// are found at the rates logged. The noise: 3 % and 8 % per job, and the two modes
-// measured on a 2-core VM (6 of 20 quick-cell runs slow by ~35 %, mostly both runs
-// of a round; 5 % within a mode: a paired sd of ~15 %, as `benchrun noise` measured
-// there). Mode changes within a round are as likely to hit base as head, so the
+// are found at the rates logged. The noise: 3 % per job (more than a duet's paired
+// spread of 1.3–2.7 % on a 2-core VM), 8 %, and the two modes measured on that VM
+// back to back (6 of 20 quick-cell runs slow by ~35 %, mostly both runs of a round;
+// 5 % within a mode: a paired sd of ~15 %, as `benchrun noise` measured there). Mode changes within a round are as likely to hit base as head, so the
 // signed-rank test still holds its level; they only cost power.
 func TestAdaptiveFalseAlarms(t *testing.T) {
 	if testing.Short() {

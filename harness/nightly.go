@@ -52,9 +52,9 @@ func NightlyRecoveries(m contract.Matrix, profiles *profile.Set) []runner.Recove
 	return nil
 }
 
-// NightlyCount is the rounds of a nightly run: as QuickCount, the fewest for which
+// NightlyCount is the rounds of a nightly run: MinCount, the fewest for which
 // a night's median has a 95 % interval (the dashboard's band; with 5 it had none).
-const NightlyCount = QuickCount
+const NightlyCount = MinCount
 
 // NightlyConfig configures `benchrun nightly`.
 type NightlyConfig struct {

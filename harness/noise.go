@@ -37,7 +37,7 @@ type NoiseRow struct {
 	Rounds     int     // rounds a paired compare needs to detect a change of the threshold; 0 if it cannot
 }
 
-// Noise runs every cell of the matrix twice per round, back to back, on one build,
+// Noise runs every cell of the matrix twice per round as a pair, on one build,
 // and reports per judged metric the run-to-run spread, the spread of the paired
 // ratio and the change a compare of that many rounds could detect: what this
 // machine can resolve.
@@ -73,7 +73,8 @@ func Noise(ctx context.Context, cfg NoiseConfig) ([]NoiseRow, error) {
 	}
 	rows := noiseRows(v, g, cfg.Options)
 	var out bytes.Buffer
-	writeNoise(&out, rows, cfg.Options)
+	duet := len(pass.Results[0]) > 0 && pass.Results[0][0].GetConfig(contract.ConfigPairing) == string(runner.Duet)
+	writeNoise(&out, rows, cfg.Options, duet)
 	fmt.Fprintf(&out, "\nresults: %s\n", dir)
 	if err := files.WriteAtomic(filepath.Join(dir, "noise.txt"), out.Bytes()); err != nil {
 		return rows, err
@@ -121,7 +122,7 @@ func noiseRows(v *judge.Verdict, g *judge.Grid, o judge.Options) []NoiseRow {
 	return rows
 }
 
-func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
+func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options, duet bool) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "cell\tmetric\tn\trun CV\tpaired ratio sd\tpair corr\tdetectable now\tthreshold\trounds for it\t")
 	var corrs []float64 // of the metrics that move at all
@@ -142,7 +143,11 @@ func writeNoise(w *bytes.Buffer, rows []NoiseRow, o judge.Options) {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f%%\t%.1f%%\t%s\t%s\t%g%%\t%s\t\n", r.Cell, r.Unit, r.N, 100*r.RunCV, 100*r.PairSD, corr, det, 100*o.Thresholds[r.Unit], rounds)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\nEvery cell ran twice per round, back to back, on one build: an A/A compare. run CV is the spread of single runs; paired ratio sd the spread of the per-round log ratio, which the paired test sees; pair corr how much the two runs of a round move together. detectable now: the smallest change a compare of n rounds finds with 90 %% power at α = %g corrected over the %d judged pairs; rounds for it: the rounds a compare needs to detect a change of the threshold.\n", o.Alpha, len(rows))
+	how := "back to back"
+	if duet {
+		how = "at once (a duet: each on half the CPUs, trading them every 20 ms)"
+	}
+	fmt.Fprintf(w, "\nEvery cell ran twice per round, %s, on one build: an A/A compare. run CV is the spread of single runs; paired ratio sd the spread of the per-round log ratio, which the paired test sees; pair corr how much the two runs of a round move together. detectable now: the smallest change a compare of n rounds finds with 90 %% power at α = %g corrected over the %d judged pairs; rounds for it: the rounds a compare needs to detect a change of the threshold.\n", how, o.Alpha, len(rows))
 	if len(corrs) > 0 {
 		slices.Sort(corrs)
 		n := len(corrs)

@@ -477,7 +477,7 @@ func TestNoiseDiagnosis(t *testing.T) {
 		{[]NoiseRow{row("write-amp", 0, math.NaN())}, ""},
 	} {
 		var b bytes.Buffer
-		writeNoise(&b, tc.rows, o)
+		writeNoise(&b, tc.rows, o, false)
 		out := b.String()
 		if tc.want == "" && strings.Contains(out, "pair corr +") || tc.want != "" && !strings.Contains(out, tc.want) {
 			t.Errorf("want %q in:\n%s", tc.want, out)

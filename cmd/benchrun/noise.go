@@ -13,7 +13,7 @@ func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 	cfg := harness.NoiseConfig{Output: output(stdout, stderr)}
 	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.Measure)
-	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, back to back")
+	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, as a pair (see --pairing)")
 	analysis := bindAnalysis(fs, &cfg.Options)
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/noise/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory if it holds an earlier run's output")
@@ -21,7 +21,7 @@ func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) erro
 		io.WriteString(fs.Output(), `usage: benchrun noise [flags]
 
 Measures what this machine can resolve: an A/A compare of one build. Every cell of
-the matrix (default: the quick suite) runs twice per round, back to back; for each
+the matrix (default: the quick suite) runs twice per round as a pair; for each
 judged metric it prints the spread of single runs, the spread of the paired ratio,
 the smallest change a compare of --count rounds could detect, and the rounds a
 compare needs to detect a change of the metric's threshold.

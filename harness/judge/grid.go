@@ -26,7 +26,7 @@ type GridConfig struct {
 
 // RoundKey is the config key, internal to a comparison (never written to a file),
 // that carries the round a result was measured in; results of base and head with the
-// same round ran back to back and are compared as a pair.
+// same round ran as a pair (at once or back to back) and are compared as one.
 const RoundKey = ".round"
 
 // UnitOnly, as GridConfig.Table, makes one table per unit whatever the

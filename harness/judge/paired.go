@@ -6,7 +6,7 @@ import (
 )
 
 // This file holds the paired statistics: runs of base and head are paired by
-// round (back to back in one round), and the statistic is the per-round log ratio
+// round (run as a pair, at once or back to back), and the statistic is the per-round log ratio
 // head/base, tested with the Wilcoxon signed-rank test and estimated by the
 // Hodges–Lehmann estimator with its distribution-free confidence interval.
 

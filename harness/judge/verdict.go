@@ -84,7 +84,7 @@ type Finding struct {
 	Better int    `json:"better"` // +1 higher is better, −1 lower
 	Base   Stat   `json:"base"`
 	Head   Stat   `json:"head"`
-	// Pairs is how many rounds ran both sides back to back; with any, the change is
+	// Pairs is how many rounds ran both sides as a pair; with any, the change is
 	// the Hodges–Lehmann estimate of the per-round ratio head/base and P is from the
 	// Wilcoxon signed-rank test. Without, the change is the ratio of the medians and
 	// P is from the Mann–Whitney U test.
@@ -180,7 +180,7 @@ func (o Options) Validate() error {
 }
 
 // Side is one side's results; Rounds, when not nil, gives each result's round
-// (results of one round on both sides ran back to back and are paired).
+// (results of one round on both sides ran as a pair and are paired).
 type Side struct {
 	Results []*benchfmt.Result
 	Rounds  []int

@@ -199,7 +199,7 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 			fmt.Fprintf(w, "![%s](plots/%s.png)\n", p, p)
 		}
 	}
-	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head run back to back in each round): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the two-sample Hodges–Lehmann estimate of the ratio, p from the Mann–Whitney U test, as benchstat. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
+	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head of each round ran as a pair: at once in a duet, else back to back): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the two-sample Hodges–Lehmann estimate of the ratio, p from the Mann–Whitney U test, as benchstat. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
 		legendVerdict, correctionName(v.Correction))
 	fmt.Fprintf(w, "Command: `%s`  \nMachine: %s\n", command, machine)
 }

@@ -17,7 +17,8 @@ import (
 
 // SummaryGrid is how the summary and the run's plots group a run's results:
 // a row per cell group, persist off and on as columns. With rounds (each result's,
-// from the runner) off and on of one round are paired: they ran back to back.
+// from the runner) off and on of one round are paired: they ran as a pair, at
+// once or back to back.
 func SummaryGrid(results []*benchfmt.Result, rounds []int, units benchfmt.UnitMetadataMap) (*judge.Grid, error) {
 	if rounds != nil {
 		tagged := make([]*benchfmt.Result, len(results))

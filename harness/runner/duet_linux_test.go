@@ -219,3 +219,46 @@ func TestPaired(t *testing.T) {
 		}
 	}
 }
+
+// TestWritePlanDuetEstimate: a plan of duets says so, and estimates a pair at
+// duetShare of its two runs back to back; a cell without a partner runs alone.
+func TestWritePlanDuetEstimate(t *testing.T) {
+	if err := duetSupported(); err != nil {
+		t.Skip(err)
+	}
+	set, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := fakeMatrix()
+	m.Rows = []int64{1_000_000}
+	m.Persist = []bool{false, true}
+	m.Workloads = []string{"narrow", "bid"}
+	cells := m.Cells()
+	alone := cells[0]
+	alone.Rows = 2_000_000
+	cells = append(cells, alone)
+	trials := Plan(cells, 2, 1)
+	p, _ := set.Get("mem")
+	var sequential, duet float64
+	for _, c := range cells {
+		sequential += 2 * EstimateCost(c, p)
+	}
+	duet = 2 * (duetShare*(EstimateCost(cells[0], p)+EstimateCost(cells[1], p)) +
+		duetShare*(EstimateCost(cells[2], p)+EstimateCost(cells[3], p)) + EstimateCost(alone, p))
+	for _, tc := range []struct {
+		pairing Pairing
+		want    string
+	}{
+		{Sequential, fmt.Sprintf("runs, one process each, every round running every cell once; about %v", time.Duration(sequential*float64(time.Second)).Round(time.Second))},
+		{Duet, fmt.Sprintf("runs, one process each, 4 pairs of them at once (duets), every round running every cell once; about %v", time.Duration(duet*float64(time.Second)).Round(time.Second))},
+	} {
+		var b bytes.Buffer
+		if err := WritePlan(&b, set, []string{"mem"}, cells, trials, Shard{1, 1}, tc.pairing); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, tc.want) {
+			t.Errorf("%s: plan says %q, want %q in it", tc.pairing, first, tc.want)
+		}
+	}
+}
