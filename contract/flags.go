@@ -24,7 +24,7 @@ type Flags struct {
 	ProfileFiles *string // comma-separated profile files
 	Crash        *string // BenchmarkRecovery's crash points
 	Trace        *string // the JSON-lines trace file to append to
-	StartGate    *bool   // wait at the start gate (see AwaitStart) before each timed job
+	StartGate    *bool   // wait at the start gate (see AwaitStart) before the first timed job
 }
 
 // Register declares the flags on fs, each dimension defaulting to defaults' values.
@@ -36,7 +36,7 @@ func Register(fs *flag.FlagSet, defaults Matrix) *Flags {
 	f.ProfileFiles = fs.String(FlagProfileFile, "", "comma-separated profile files to add to the built-in profiles")
 	f.Crash = fs.String(FlagCrash, "25%,50%,90%", "comma-separated fractions of the snapshot rows at which BenchmarkRecovery loses power")
 	f.Trace = fs.String(FlagTrace, "", "append each job's trace (per-epoch rows and latencies, bytes per category) to this JSON-lines file")
-	f.StartGate = fs.Bool(FlagStartGate, false, "before each timed job, write a byte to file descriptor 3 and wait for one on file descriptor 4 (the harness starts the two jobs of a duet together this way)")
+	f.StartGate = fs.Bool(FlagStartGate, false, "before the first timed job, write a byte to file descriptor 3 and wait for one on file descriptor 4 (the harness starts the two jobs of a duet together this way)")
 	return f
 }
 

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +34,7 @@ type modelFile struct {
 // must share one configuration besides rows, barrier and persistence.
 func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string, error) {
 	var jobs []costmodel.Job
-	config := ""
+	config, measured := "", ""
 	for _, r := range results {
 		c, ok := contract.CellOf(r)
 		if !ok {
@@ -49,6 +50,12 @@ func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string
 			config = key
 		} else if key != config {
 			return nil, "", &ConfigError{fmt.Errorf("fit: results of two configurations (%s and %s): a model is for one profile, workload, scan and par; fit each apart", config, key)}
+		}
+		// Jobs measured in duets (on half the CPUs, beside another) and alone do not mix.
+		if how := "pairing " + cmp.Or(r.GetConfig(contract.ConfigPairing), "sequential") + ", gomaxprocs " + r.GetConfig(contract.ConfigGOMAXPROCS); measured == "" {
+			measured = how
+		} else if how != measured {
+			return nil, "", &ConfigError{fmt.Errorf("fit: results measured two ways (%s and %s): fit each apart", measured, how)}
 		}
 		sec, okSec := r.Value("sec/op")
 		barriers, okB := r.Value(contract.UnitBarriers)

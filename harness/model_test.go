@@ -47,7 +47,7 @@ func writeSweep(t *testing.T, extra string) string {
 // TestFitAndPredict: fit reads a sweep's results and saves the model; predict
 // gives a 10⁸-row job at 1 s barriers and its persistence overhead, and refuses
 // a model file that is not one and a job beyond what the model covers; results of
-// two configurations are refused.
+// two configurations, or measured two ways, are refused.
 func TestFitAndPredict(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "model.json")
 	var out strings.Builder
@@ -82,6 +82,10 @@ func TestFitAndPredict(t *testing.T) {
 	mixed := writeSweep(t, "BenchmarkBackfill/profile=gp3/workload=narrow/rows=1000/persist=off/scan=merged/barrier=500rows/par=2-2 1 1000000 ns/op 0 barriers\n")
 	if err := FitModel(&out, []string{mixed}, model); err == nil || !strings.Contains(err.Error(), "two configurations") {
 		t.Errorf("mixed profiles: err = %v", err)
+	}
+	duets := writeSweep(t, "pairing: duet\ngomaxprocs: 1\nBenchmarkBackfill/profile=mem/workload=narrow/rows=100000/persist=off/scan=merged/barrier=5000rows/par=2 1 1000000 ns/op 18 barriers\n")
+	if err := FitModel(&out, []string{duets}, model); err == nil || !strings.Contains(err.Error(), "measured two ways") {
+		t.Errorf("duets mixed with jobs alone: err = %v", err)
 	}
 }
 

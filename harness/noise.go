@@ -9,6 +9,8 @@ import (
 	"slices"
 	"text/tabwriter"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -31,7 +33,7 @@ type NoiseRow struct {
 	Cell, Unit string
 	N          int     // rounds
 	RunCV      float64 // spread of single runs: standard deviation ÷ mean
-	PairSD     float64 // spread of the per-round log ratio of two runs back to back
+	PairSD     float64 // spread of the per-round log ratio of a round's two runs
 	PairCorr   float64 // correlation of the two runs of a round (NaN if unknown)
 	Detectable float64 // smallest change a paired compare of N rounds finds with 90 % power; +Inf if none
 	Rounds     int     // rounds a paired compare needs to detect a change of the threshold; 0 if it cannot
@@ -73,7 +75,7 @@ func Noise(ctx context.Context, cfg NoiseConfig) ([]NoiseRow, error) {
 	}
 	rows := noiseRows(v, g, cfg.Options)
 	var out bytes.Buffer
-	duet := len(pass.Results[0]) > 0 && pass.Results[0][0].GetConfig(contract.ConfigPairing) == string(runner.Duet)
+	duet := slices.ContainsFunc(pass.Results[0], func(r *benchfmt.Result) bool { return r.GetConfig(contract.ConfigPairing) == string(runner.Duet) })
 	writeNoise(&out, rows, cfg.Options, duet)
 	fmt.Fprintf(&out, "\nresults: %s\n", dir)
 	if err := files.WriteAtomic(filepath.Join(dir, "noise.txt"), out.Bytes()); err != nil {

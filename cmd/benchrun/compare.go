@@ -62,7 +62,7 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	cfg := harness.CompareConfig{Output: output(stdout, stderr)}
 	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.Measure)
-	fs.IntVar(&cfg.Count, "count", 12, "rounds: runs of every cell on each side, a pair per round (see --pairing); 12 is the fewest whose paired test can pass the adaptive α corrected over the quick suite's 20 judged pairs, so a first look can decide")
+	fs.IntVar(&cfg.Count, "count", 12, "rounds: runs of every cell on each side, a pair per round (see --pairing); at the adaptive α corrected over the quick suite's 20 judged pairs, 11 rounds pass the paired test only if every round agrees, 12 leave room for one, so that a first look can decide")
 	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
 	fs.StringVar(&cfg.CellsFromDiff, "cells-from-diff", "", "a `file` of rules from changed paths to extra cells (e.g. ci/cells-by-path.json): the matrix gains the cells the change may touch")
 	fs.DurationVar(&cfg.Budget, "budget", 8*time.Minute, "wall time the compare may take, builds included: cells still inconclusive get --count more rounds (up to 3 looks, each at a lower α) while they fit (0: no rounds are added)")

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/backfill-bench/backfill-bench/harness/runner"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -260,5 +262,28 @@ func TestHardenedInputs(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(foreign, "notes.txt")); err != nil {
 		t.Errorf("--force removed a foreign file: %v", err)
+	}
+}
+
+// TestMatricesOfAbsoluteFiguresRunAlone: the nightly and scale matrices, whose
+// figures are compared across nights and sizes, run their pairs back to back
+// unless told otherwise; the quick suite runs duets where the machine can.
+func TestMatricesOfAbsoluteFiguresRunAlone(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		duets bool
+	}{
+		{[]string{"run", "--dry-run", "--matrix", "scale"}, false},
+		{[]string{"run", "--dry-run", "--matrix", "nightly"}, false},
+		{[]string{"run", "--dry-run", "--matrix", "scale", "--pairing", "sequential"}, false},
+		{[]string{"run", "--dry-run"}, runner.DefaultPairing() == runner.Duet},
+	} {
+		out, _, err := runArgs(tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if got := strings.Contains(out, "at once (duets)"); got != tc.duets {
+			t.Errorf("%v: plan says duets %v, want %v:\n%s", tc.args, got, tc.duets, strings.SplitN(out, "\n", 2)[0])
+		}
 	}
 }

@@ -46,6 +46,9 @@ Exit 0: the newest night starts no regression; 1: it does; 2: usage or run error
 		return err
 	}
 	given.apply(&cfg.Run.Matrix)
+	if cfg.Run.Pairing == "" { // a night's absolute figures are compared with earlier nights': the whole machine, as before
+		cfg.Run.Pairing = "sequential"
+	}
 	cfg.Run.Recoveries = harness.NightlyRecoveries(cfg.Run.Matrix, profiles)
 	cfg.Run.CommandLine = append([]string{"benchrun", "nightly"}, args...)
 	if cfg.Results != "" {

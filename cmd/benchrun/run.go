@@ -119,6 +119,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		if !countGiven {
 			cfg.Count = harness.NightlyCount
 		}
+		if cfg.Pairing == "" { // absolute figures night after night: the whole machine, as before
+			cfg.Pairing = string(runner.Sequential)
+		}
 	case "scale":
 		cfg.Matrix = harness.ScaleMatrix()
 		if !rawCopyGiven {
@@ -126,6 +129,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 		if !countGiven {
 			cfg.Count = harness.ScaleCount
+		}
+		if cfg.Pairing == "" { // the raw copies and the cost model are of a job alone on the machine
+			cfg.Pairing = string(runner.Sequential)
 		}
 	default:
 		return usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
@@ -176,7 +182,7 @@ func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 	m.Timeout = 10 * time.Minute
 	fs.Var(positiveDuration{&m.Timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
 	fs.StringVar(&m.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
-	fs.StringVar(&m.Pairing, "pairing", "", "how the two runs of a pair (base and head; persist off and on) share the machine: `duet` (at once, each on half the CPUs, trading them every 20 ms: much less noise on a VM) or sequential (one after the other, each with all CPUs); default duet where the machine can pin processes to 2 CPUs")
+	fs.StringVar(&m.Pairing, "pairing", "", "how the two runs of a pair (base and head; persist off and on) share the machine: `duet` (at once, each on half the CPUs, trading them every 20 ms: much less noise on a VM) or sequential (one after the other, each with all CPUs); default duet where the machine can pin processes to 2 CPUs, except for --matrix nightly and scale, whose absolute figures are of a job alone")
 	return given
 }
 

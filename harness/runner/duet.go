@@ -84,16 +84,23 @@ func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(duetCPUs())
 
 // gated reports whether every side's bench binary has the start gate a duet
 // needs; one built before it (an older commit) makes the pass run its pairs back
-// to back, and says so.
-func (p *pass) gated(ctx context.Context) bool {
+// to back, and says so. Any other failure of the probe is an error: a pass must not
+// change how it pairs by accident.
+func (p *pass) gated(ctx context.Context) (bool, error) {
 	for _, s := range p.sides {
-		out, err := exec.CommandContext(ctx, s.Binary, "-test.run", "^$", "-test.bench", "^$", "-"+contract.FlagStartGate+"=false").CombinedOutput()
-		if err != nil {
+		pctx, cancel := context.WithTimeout(ctx, time.Minute)
+		out, err := exec.CommandContext(pctx, s.Binary, "-test.run", "^$", "-test.bench", "^$", "-"+contract.FlagStartGate+"=false").CombinedOutput()
+		cancel()
+		switch {
+		case err == nil:
+		case strings.Contains(string(out), "flag provided but not defined: -"+contract.FlagStartGate):
+			p.cfg.Logger.Warn("this bench binary has no -"+contract.FlagStartGate+" (built before it): the runs of each pair go one after the other, as with --pairing sequential",
+				"side", s.Label, "binary", s.Binary)
+			return false, nil
+		default:
 			line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-			p.cfg.Logger.Warn("this bench binary has no -"+contract.FlagStartGate+" (built before it?): the runs of each pair go one after the other, as with --pairing sequential",
-				"side", s.Label, "binary", s.Binary, "error", line)
-			return false
+			return false, fmt.Errorf("probing %s for -%s: %v %s", s.Binary, contract.FlagStartGate, err, line)
 		}
 	}
-	return true
+	return true, nil
 }

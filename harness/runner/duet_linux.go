@@ -2,12 +2,12 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -48,16 +48,25 @@ func duetCPUs() []int {
 }
 
 // runDuet runs the trials a and b at once (see Duet): both processes load their
-// tables, the gate opens when both are ready, and until both have exited they
-// trade their halves of the CPUs every duetSwap. A process that fails before the
-// gate leaves its partner to run alone.
+// tables, the gate opens when both are ready or gone, and until both have exited
+// they trade their halves of the CPUs every duetSwap. Each run's outcome is read
+// as soon as it exits, so a partner that runs long or is interrupted later costs it
+// nothing. A process that fails before the gate leaves its partner to run alone; one
+// that hangs while loading keeps its partner at the gate until the timeout.
 func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []outcome {
+	procs := duetProcs(prof)
+	cpus := duetCPUs()
+	if len(cpus) < 2*procs { // the CPUs this process may use shrank since the pass began
+		return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}
+	}
+	halves := [2][]int{cpus[:procs], cpus[procs : 2*procs]}
 	trials := []Trial{a, b}
 	outs := make([]outcome, 2)
-	jobs := make([]*job, 2)
-	ready := make([]*os.File, 2)
-	gate := make([]*os.File, 2)
-	procs := duetProcs(prof)
+	var started [2]*job
+	var gates [2]*os.File
+	var ready [2]chan struct{} // closed when the process is ready or gone
+	var exited [2]atomic.Bool
+	var wg sync.WaitGroup
 	for i, t := range trials {
 		j, o := p.newJob(ctx, p.sides[t.Side], prof, t)
 		if j == nil {
@@ -67,14 +76,20 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []
 		defer j.cancel()
 		j.cmd.Args = append(j.cmd.Args, "-"+contract.FlagStartGate)
 		j.cmd.Env = append(j.cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs)) // the last value of a key wins
-		readyR, readyW, err1 := os.Pipe()
-		goR, goW, err2 := os.Pipe()
-		if err := errors.Join(err1, err2); err != nil {
+		readyR, readyW, err := os.Pipe()
+		if err != nil {
+			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
+			continue
+		}
+		goR, goW, err := os.Pipe()
+		if err != nil {
+			readyR.Close()
+			readyW.Close()
 			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
 			continue
 		}
 		j.cmd.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: contract.GateReadyFD, GateGoFD
-		err := j.cmd.Start()
+		err = j.cmd.Start()
 		readyW.Close()
 		goR.Close()
 		if err != nil {
@@ -83,34 +98,43 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []
 			outs[i] = j.outcome(ctx, err)
 			continue
 		}
-		jobs[i], ready[i], gate[i] = j, readyR, goW
+		started[i], gates[i], ready[i] = j, goW, make(chan struct{})
+		wg.Go(func() { // a byte, or EOF when the process exits
+			io.ReadFull(readyR, make([]byte, 1))
+			readyR.Close()
+			close(ready[i])
+		})
+		wg.Go(func() {
+			err := j.cmd.Wait()
+			exited[i].Store(true) // before anything else may pin its PID again
+			outs[i] = j.outcome(ctx, err)
+		})
 	}
-	// Wait until both are ready or gone (a process that exits closes its end).
-	for i, j := range jobs {
-		if j != nil {
-			io.ReadFull(ready[i], make([]byte, 1))
-			ready[i].Close()
-		}
-	}
-	cpus := duetCPUs()
-	halves := [2][]int{cpus[:procs], cpus[procs : 2*procs]}
 	pin := func(flip int) {
-		for i, j := range jobs {
-			if j != nil {
-				pinProcess(j.cmd.Process.Pid, halves[i^flip])
+		for i, j := range started {
+			if j != nil && !exited[i].Load() {
+				if err := pinProcess(j.cmd.Process.Pid, halves[i^flip]); err != nil && flip == 0 {
+					p.cfg.Logger.Warn("duet: pinning a run to its CPUs failed; its figures are not a duet's", "run", j.t.Index, "error", err)
+				}
 			}
 		}
 	}
+	for i := range started {
+		if started[i] != nil {
+			<-ready[i]
+		}
+	}
 	pin(0)
-	for i, j := range jobs {
-		if j != nil {
-			gate[i].Write([]byte{1}) // a process gone by now fails its own way
-			gate[i].Close()
+	for i := range started {
+		if started[i] != nil {
+			gates[i].Write([]byte{1}) // a process gone by now fails its own way
+			gates[i].Close()
 		}
 	}
 	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
+	swapped := make(chan struct{})
+	go func() {
+		defer close(swapped)
 		tick := time.NewTicker(duetSwap)
 		defer tick.Stop()
 		for flip := 1; ; flip ^= 1 {
@@ -121,32 +145,32 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []
 				pin(flip)
 			}
 		}
-	})
-	for i, j := range jobs {
-		if j != nil {
-			outs[i] = j.outcome(ctx, j.cmd.Wait())
-		}
-	}
-	close(done)
+	}()
 	wg.Wait()
+	close(done)
+	<-swapped
 	return outs
 }
 
 // pinProcess pins every thread of the process to cpus. Threads come and go; one
 // started since is pinned at the next call (a new thread inherits its creator's
-// CPUs meanwhile), one gone is no error.
-func pinProcess(pid int, cpus []int) {
+// CPUs meanwhile), one gone is no error. The error is the main thread's.
+func pinProcess(pid int, cpus []int) error {
 	var set unix.CPUSet
 	for _, c := range cpus {
 		set.Set(c)
 	}
 	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
-		return // exited
+		return nil // exited
 	}
+	var leader error
 	for _, t := range tasks {
 		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			unix.SchedSetaffinity(tid, &set)
+			if err := unix.SchedSetaffinity(tid, &set); tid == pid {
+				leader = err
+			}
 		}
 	}
+	return leader
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -31,10 +32,11 @@ func TestMain(m *testing.M) {
 }
 
 // fakeDuetBench loads for 300 ms when started as "slow", fails before its gate as
-// "crash", and rejects -start-gate as "nogate", as a binary built before it. Its
+// "crash", runs its job for 3 s as "long", and rejects -start-gate as "nogate", as
+// a binary built before it. Its
 // result reports when it was ready and when its gate opened (Unix seconds), and how
-// many distinct CPU sets it ran on after a gate: it watches until it has seen
-// two, for at most 10 s.
+// many distinct CPU sets it ran on after a gate (it watches until it has seen two,
+// for at most 10 s), and its GOMAXPROCS.
 func fakeDuetBench(args []string) int {
 	role := filepath.Base(os.Args[0])
 	if role == "nogate" && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-"+contract.FlagStartGate) }) {
@@ -72,6 +74,9 @@ func fakeDuetBench(args []string) int {
 		}
 	}
 	started := float64(time.Now().UnixNano()) / 1e9
+	if role == "long" {
+		time.Sleep(3 * time.Second)
+	}
 	sets := map[string]bool{}
 	for deadline := time.Now().Add(10 * time.Second); *flags.StartGate && len(sets) < 2 && time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
 		var set unix.CPUSet
@@ -79,7 +84,7 @@ func fakeDuetBench(args []string) int {
 			sets[fmt.Sprint(set)] = true
 		}
 	}
-	fmt.Printf("BenchmarkBackfill/%s \t1\t1000 ns/op\t%.6f ready-sec\t%.6f go-sec\t%d cpu-sets\nPASS\n", m.Cells()[0].Name(), ready, started, len(sets))
+	fmt.Printf("BenchmarkBackfill/%s \t1\t1000 ns/op\t%.6f ready-sec\t%.6f go-sec\t%d cpu-sets\t%d procs\nPASS\n", m.Cells()[0].Name(), ready, started, len(sets), runtime.GOMAXPROCS(0))
 	return 0
 }
 
@@ -97,6 +102,10 @@ func fakeMatrix() contract.Matrix {
 // duetPass runs one round of the fake cell on two sides, the binaries named
 // base and head (links to the test binary), under the pairing.
 func duetPass(t *testing.T, base, head string, pairing Pairing) (*PassResult, string) {
+	return duetPassTimeout(t, base, head, pairing, time.Minute)
+}
+
+func duetPassTimeout(t *testing.T, base, head string, pairing Pairing, timeout time.Duration) (*PassResult, string) {
 	t.Helper()
 	t.Setenv(fakeEnv, "1")
 	exe, err := os.Executable()
@@ -120,7 +129,7 @@ func duetPass(t *testing.T, base, head string, pairing Pairing) (*PassResult, st
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	cfg := PassConfig{Dir: dir, Profiles: profiles, Timeout: time.Minute, Machine: Machine{Cores: 2},
+	cfg := PassConfig{Dir: dir, Profiles: profiles, Timeout: timeout, Machine: Machine{Cores: 2},
 		Logger: slog.New(slog.NewTextHandler(&log, nil)), Pairing: pairing}
 	res, err := RunPass(context.Background(), cfg, sides, Plan(fakeMatrix().Cells(), 1, 2))
 	if err != nil {
@@ -163,6 +172,9 @@ func TestDuetStartsTogetherAndTradesCPUs(t *testing.T) {
 		if got, want := r.GetConfig(contract.ConfigGOMAXPROCS), fmt.Sprint(len(duetCPUs())/2); got != want {
 			t.Errorf("side %d: config gomaxprocs %q, want %s", side, got, want)
 		}
+		if got, want := metric(t, res, side, "procs"), float64(len(duetCPUs())/2); got != want {
+			t.Errorf("side %d ran with GOMAXPROCS %g, want %g", side, got, want)
+		}
 	}
 }
 
@@ -175,6 +187,19 @@ func TestDuetPartnerFailsBeforeTheGate(t *testing.T) {
 	res, _ := duetPass(t, "crash", "fast", Duet)
 	if len(res.Failures) != 1 || res.Failures[0].Side != "base" || !strings.Contains(res.Failures[0].Tail, "the load failed") {
 		t.Errorf("failures %+v, want base's crash", res.Failures)
+	}
+	metric(t, res, 1, "go-sec")
+}
+
+// TestDuetPartnerRunsLong: a run that finished is kept when its partner then
+// times out; it is judged by its own time, not the duet's.
+func TestDuetPartnerRunsLong(t *testing.T) {
+	if err := duetSupported(); err != nil {
+		t.Skip(err)
+	}
+	res, _ := duetPassTimeout(t, "long", "fast", Duet, 1500*time.Millisecond)
+	if len(res.Failures) != 1 || res.Failures[0].Side != "base" || !strings.Contains(res.Failures[0].Reason, "timeout") {
+		t.Errorf("failures %+v, want base's timeout only", res.Failures)
 	}
 	metric(t, res, 1, "go-sec")
 }

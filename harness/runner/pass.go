@@ -77,10 +77,12 @@ type pass struct {
 	out     *PassResult
 }
 
-// RunPass runs the trials, each on its side, stopping early only when ctx is done.
-// A failed trial is recorded and the rest go on; the results files and
-// failures file are rewritten after every trial, so an interruption loses nothing
-// finished. The error is about the results directory only; see PassResult.Err.
+// RunPass runs the trials, each on its side, stopping early only when ctx is done;
+// with cfg.Pairing Duet, the two runs of each pair run at once. A failed trial is
+// recorded and the rest go on; the results files and failures file are rewritten
+// after every trial, so an interruption loses nothing finished. The error is about
+// the results directory or a bench binary that cannot be probed; see PassResult.Err
+// for the trials'.
 func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) (*PassResult, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Minute
@@ -94,16 +96,28 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 		p.results = append(p.results, map[int][]*benchfmt.Result{})
 	}
 	prog := newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, len(trials))
-	duet := cfg.Pairing == Duet && p.gated(ctx)
+	duet := false
+	if cfg.Pairing == Duet {
+		var err error
+		if duet, err = p.gated(ctx); err != nil {
+			return p.out, err
+		}
+	}
+	tooWide := map[string]bool{} // profiles whose CPUs leave no room for a duet, said once
 	for i := 0; i < len(trials); i++ {
 		if ctx.Err() != nil {
 			break
 		}
 		group := trials[i : i+1]
 		prof, _ := cfg.Profiles.Get(trials[i].Cell.Profile)
-		if duet && i+1 < len(trials) && paired(trials[i], trials[i+1]) && duetFits(prof) {
-			group = trials[i : i+2]
-			i++
+		if duet && i+1 < len(trials) && paired(trials[i], trials[i+1]) {
+			if duetFits(prof) {
+				group = trials[i : i+2]
+				i++
+			} else if !tooWide[prof.Name] {
+				tooWide[prof.Name] = true
+				cfg.Logger.Warn("profile "+prof.Name+" asks for more CPUs than half of this machine's: its pairs run one after the other", "cpus", prof.CPUs)
+			}
 		}
 		for _, t := range group {
 			prog.start(t)
@@ -137,14 +151,17 @@ func (p *pass) record(t Trial, prof profile.Profile, o outcome, duet bool) error
 	p.out.Done++
 	if o.failure != nil {
 		p.out.Failures = append(p.out.Failures, *o.failure)
-		return p.writeFailures()
+		if err := p.writeFailures(); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range o.results {
+			addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
+		}
+		p.results[t.Side][t.Index] = o.results
+		p.out.Traces[t.Side] = append(p.out.Traces[t.Side], o.trace)
+		maps.Copy(p.out.Units, o.units)
 	}
-	for _, r := range o.results {
-		addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
-	}
-	p.results[t.Side][t.Index] = o.results
-	p.out.Traces[t.Side] = append(p.out.Traces[t.Side], o.trace)
-	maps.Copy(p.out.Units, o.units)
 	p.out.Results[t.Side], p.out.Rounds[t.Side] = p.ordered(t.Side)
 	if s.File == "" {
 		return nil

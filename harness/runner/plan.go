@@ -23,7 +23,7 @@ type Trial struct {
 
 // Plan orders count rounds, each running every cell once on each of the sides in
 // turn, so that drift of the machine over time spreads over all cells and sides
-// alike: A B A B …, not A A … B B …. The two runs of a pair stay back to back (a
+// alike: A B A B …, not A A … B B …. The two runs of a pair stay together (a
 // cell's base and head; in a plain run a cell's persist off and on), and in even
 // rounds they swap, so that whatever the second run meets (a warmer cache, a
 // hotter machine) falls on each in turn and cancels instead of biasing the pair's

@@ -19,6 +19,18 @@ type Room struct {
 	Disk   func(dir string) (int64, error) // free bytes at dir
 }
 
+// Shared is the room each of n jobs running at once gets.
+func (r Room) Shared(n int64) Room {
+	out := Room{Memory: r.Memory / n}
+	if r.Disk != nil {
+		out.Disk = func(dir string) (int64, error) {
+			free, err := r.Disk(dir)
+			return free / n, err
+		}
+	}
+	return out
+}
+
 // MachineRoom reads the memory available (/proc/meminfo) and asks statfs for disk.
 func MachineRoom() Room {
 	return Room{Memory: memAvailable(), Disk: func(dir string) (int64, error) {
