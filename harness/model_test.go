@@ -83,7 +83,7 @@ func TestFitAndPredict(t *testing.T) {
 	if err := FitModel(&out, []string{mixed}, model); err == nil || !strings.Contains(err.Error(), "two configurations") {
 		t.Errorf("mixed profiles: err = %v", err)
 	}
-	duets := writeSweep(t, "pairing: duet\ngomaxprocs: 1\nBenchmarkBackfill/profile=mem/workload=narrow/rows=100000/persist=off/scan=merged/barrier=5000rows/par=2 1 1000000 ns/op 18 barriers\n")
+	duets := writeSweep(t, "pairing: duet\nBenchmarkBackfill/profile=mem/workload=narrow/rows=100000/persist=off/scan=merged/barrier=5000rows/par=2 1 1000000 ns/op 18 barriers\n")
 	if err := FitModel(&out, []string{duets}, model); err == nil || !strings.Contains(err.Error(), "measured two ways") {
 		t.Errorf("duets mixed with jobs alone: err = %v", err)
 	}

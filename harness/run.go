@@ -201,11 +201,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		room = cfg.room
 	}
 	planned := len(cells)
-	have := room()
-	if s.pairing == runner.Duet { // a pair's two jobs hold their tables at once
-		have = have.Shared(2)
-	}
-	cells, skipped := runner.FitRoom(cells, s.profiles, have)
+	cells, skipped := runner.FitRoom(cells, s.profiles, room(), s.pairing)
 	log := cfg.logger()
 	for _, sk := range skipped {
 		log.Warn("cell skipped: too large for this machine", "why", sk)

@@ -489,24 +489,26 @@ func TestNoiseDiagnosis(t *testing.T) {
 }
 
 // TestDuetHalvesTheRoom: a duet holds two jobs' tables at once, so a cell that
-// fits the machine alone but not twice is skipped only in a duet.
+// fits the machine alone but not twice is skipped only if it runs in a duet: not
+// back to back, and not without a persist partner.
 func TestDuetHalvesTheRoom(t *testing.T) {
 	if runner.DefaultPairing() != runner.Duet {
 		t.Skip("this machine cannot run duets")
 	}
 	for _, tc := range []struct {
 		pairing string
+		persist []bool
 		skipped bool
-	}{{"sequential", false}, {"duet", true}} {
+	}{{"sequential", []bool{false, true}, false}, {"duet", []bool{false, true}, true}, {"duet", []bool{true}, false}} {
 		cfg := fakeConfig(t, "10000000", 1)
-		cfg.DryRun, cfg.Pairing = true, tc.pairing
+		cfg.DryRun, cfg.Pairing, cfg.Matrix.Persist = true, tc.pairing, tc.persist
 		need := runner.NeededBytes(cfg.Matrix.Cells()[0])
 		cfg.room = func() runner.Room { return runner.Room{Memory: int64(float64(need) / 0.6)} }
 		var out strings.Builder
 		cfg.Stdout = &out
 		_, err := Run(context.Background(), cfg)
 		if got := err != nil && strings.Contains(err.Error(), "every cell is too large"); got != tc.skipped {
-			t.Errorf("%s: skipped %v, want %v (err %v)", tc.pairing, got, tc.skipped, err)
+			t.Errorf("%s, persist %v: skipped %v, want %v (err %v)", tc.pairing, tc.persist, got, tc.skipped, err)
 		}
 	}
 }

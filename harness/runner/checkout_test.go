@@ -62,14 +62,14 @@ func TestFitRoom(t *testing.T) {
 	}
 	cells := []contract.Cell{cell("mem", 1_000_000), cell("mem", 100_000_000), cell("ssd", 1_000_000), cell("ssd", 100_000_000)}
 	room := Room{Memory: 10 << 30, Disk: func(string) (int64, error) { return 1 << 30, nil }}
-	kept, skipped := FitRoom(cells, set, room)
+	kept, skipped := FitRoom(cells, set, room, Sequential)
 	if len(kept) != 2 || kept[0].Rows != 1_000_000 || kept[1].Profile != "ssd" || kept[1].Rows != 1_000_000 {
 		t.Errorf("kept %v", kept)
 	}
 	if len(skipped) != 2 || !strings.Contains(skipped[0], "of memory") || !strings.Contains(skipped[0], "disk profile") || !strings.Contains(skipped[1], "free disk at") {
 		t.Errorf("skipped %q", skipped)
 	}
-	if kept, _ := FitRoom(cells, set, Room{}); len(kept) != len(cells) {
+	if kept, _ := FitRoom(cells, set, Room{}, Sequential); len(kept) != len(cells) {
 		t.Errorf("unknown room kept %d of %d cells", len(kept), len(cells))
 	}
 }

@@ -92,6 +92,8 @@ func (p *pass) gated(ctx context.Context) (bool, error) {
 		out, err := exec.CommandContext(pctx, s.Binary, "-test.run", "^$", "-test.bench", "^$", "-"+contract.FlagStartGate+"=false").CombinedOutput()
 		cancel()
 		switch {
+		case ctx.Err() != nil:
+			return false, nil // interrupted: the pass stops before its first trial
 		case err == nil:
 		case strings.Contains(string(out), "flag provided but not defined: -"+contract.FlagStartGate):
 			p.cfg.Logger.Warn("this bench binary has no -"+contract.FlagStartGate+" (built before it): the runs of each pair go one after the other, as with --pairing sequential",

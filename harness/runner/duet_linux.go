@@ -7,7 +7,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,12 +51,13 @@ func duetCPUs() []int {
 // they trade their halves of the CPUs every duetSwap. Each run's outcome is read
 // as soon as it exits, so a partner that runs long or is interrupted later costs it
 // nothing. A process that fails before the gate leaves its partner to run alone; one
-// that hangs while loading keeps its partner at the gate until the timeout.
-func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []outcome {
+// that hangs while loading keeps its partner at the gate until the timeout. The bool
+// is false if the two ran back to back instead.
+func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([]outcome, bool) {
 	procs := duetProcs(prof)
 	cpus := duetCPUs()
 	if len(cpus) < 2*procs { // the CPUs this process may use shrank since the pass began
-		return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}
+		return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}, false
 	}
 	halves := [2][]int{cpus[:procs], cpus[procs : 2*procs]}
 	trials := []Trial{a, b}
@@ -65,7 +65,8 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []
 	var started [2]*job
 	var gates [2]*os.File
 	var ready [2]chan struct{} // closed when the process is ready or gone
-	var exited [2]atomic.Bool
+	var mu sync.Mutex          // guards exited against pinning a PID that may be reused
+	var exited, warned [2]bool
 	var wg sync.WaitGroup
 	for i, t := range trials {
 		j, o := p.newJob(ctx, p.sides[t.Side], prof, t)
@@ -105,17 +106,27 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []
 			close(ready[i])
 		})
 		wg.Go(func() {
-			err := j.cmd.Wait()
-			exited[i].Store(true) // before anything else may pin its PID again
-			outs[i] = j.outcome(ctx, err)
+			// Wait for the exit without reaping, so the PID stays this process's until
+			// pinning has stopped for it; then reap.
+			var info unix.Siginfo
+			for unix.Waitid(unix.P_PID, j.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+			}
+			mu.Lock()
+			exited[i] = true
+			mu.Unlock()
+			outs[i] = j.outcome(ctx, j.cmd.Wait())
 		})
 	}
 	pin := func(flip int) {
+		mu.Lock()
+		defer mu.Unlock()
 		for i, j := range started {
-			if j != nil && !exited[i].Load() {
-				if err := pinProcess(j.cmd.Process.Pid, halves[i^flip]); err != nil && flip == 0 {
-					p.cfg.Logger.Warn("duet: pinning a run to its CPUs failed; its figures are not a duet's", "run", j.t.Index, "error", err)
-				}
+			if j == nil || exited[i] {
+				continue
+			}
+			if err := pinProcess(j.cmd.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
+				warned[i] = true
+				p.cfg.Logger.Warn("duet: pinning a run to its CPUs failed; its figures are not a duet's", "run", j.t.Index, "error", err)
 			}
 		}
 	}
@@ -149,7 +160,7 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []
 	wg.Wait()
 	close(done)
 	<-swapped
-	return outs
+	return outs, true
 }
 
 // pinProcess pins every thread of the process to cpus. Threads come and go; one
@@ -167,7 +178,7 @@ func pinProcess(pid int, cpus []int) error {
 	var leader error
 	for _, t := range tasks {
 		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			if err := unix.SchedSetaffinity(tid, &set); tid == pid {
+			if err := unix.SchedSetaffinity(tid, &set); tid == pid && err != unix.ESRCH {
 				leader = err
 			}
 		}

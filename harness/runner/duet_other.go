@@ -16,7 +16,7 @@ func duetSupported() error {
 func duetCPUs() []int { return nil }
 
 // runDuet is never called here (ParsePairing and DefaultPairing refuse Duet); it
-// runs the two back to back.
-func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) []outcome {
-	return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}
+// runs the two back to back and says so.
+func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([]outcome, bool) {
+	return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}, false
 }

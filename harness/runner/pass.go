@@ -123,21 +123,24 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 			prog.start(t)
 		}
 		var outs []outcome
+		ranDuet := false
 		if len(group) == 2 {
-			outs = p.runDuet(ctx, prof, group[0], group[1])
+			outs, ranDuet = p.runDuet(ctx, prof, group[0], group[1])
 		} else {
 			outs = []outcome{p.runOne(ctx, sides[group[0].Side], prof, group[0])}
 		}
 		for j, t := range group {
 			o := outs[j]
 			if ctx.Err() != nil && o.failure != nil {
-				prog.finish()
-				return p.out, nil // interrupted: neither a result nor a failure
+				continue // interrupted: neither a result nor a failure; its partner's finished result is kept
 			}
-			if err := p.record(t, prof, o, len(group) == 2); err != nil {
+			if err := p.record(t, prof, o, ranDuet); err != nil {
 				return p.out, err
 			}
 			prog.done(t, o.failure)
+		}
+		if ctx.Err() != nil {
+			break
 		}
 	}
 	prog.finish()

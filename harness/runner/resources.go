@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,18 +18,6 @@ import (
 type Room struct {
 	Memory int64                           // bytes available (0: unknown, nothing skipped for memory)
 	Disk   func(dir string) (int64, error) // free bytes at dir
-}
-
-// Shared is the room each of n jobs running at once gets.
-func (r Room) Shared(n int64) Room {
-	out := Room{Memory: r.Memory / n}
-	if r.Disk != nil {
-		out.Disk = func(dir string) (int64, error) {
-			free, err := r.Disk(dir)
-			return free / n, err
-		}
-	}
-	return out
 }
 
 // MachineRoom reads the memory available (/proc/meminfo) and asks statfs for disk.
@@ -71,8 +60,10 @@ func NeededBytes(c contract.Cell) int64 {
 }
 
 // FitRoom keeps the cells whose jobs fit the room, using at most 80 % of it, and
-// says for each one left out what it needs, what there is, and what to do.
-func FitRoom(cells []contract.Cell, set *profile.Set, room Room) (kept []contract.Cell, skipped []string) {
+// says for each one left out what it needs, what there is, and what to do. Under
+// Duet pairing a cell that will run beside its persist partner gets half the room:
+// both jobs hold their tables at once.
+func FitRoom(cells []contract.Cell, set *profile.Set, room Room, pairing Pairing) (kept []contract.Cell, skipped []string) {
 	for _, c := range cells {
 		p, err := set.Get(c.Profile)
 		if err != nil {
@@ -91,6 +82,11 @@ func FitRoom(cells []contract.Cell, set *profile.Set, room Room) (kept []contrac
 				have, _ = room.Disk(dir)
 			}
 			where, fix = "free disk at "+dir, "free space there or set the profile's dir"
+		}
+		if pairing == Duet && duetFits(p) && slices.ContainsFunc(cells, func(d contract.Cell) bool { return d.Persist != c.Persist && persistPair(c, d) }) {
+			have /= 2
+			where += ", half of it in a duet"
+			fix += ", or use --pairing sequential"
 		}
 		if have > 0 && float64(need) > 0.8*float64(have) {
 			skipped = append(skipped, fmt.Sprintf("%s: needs about %s of %s, %s there (it uses at most 80 %%); %s",
