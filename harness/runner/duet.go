@@ -67,7 +67,7 @@ func paired(a, b Trial) bool {
 	if a.Side != b.Side {
 		return a.Cell == b.Cell
 	}
-	return a.Cell.Persist != b.Cell.Persist && persistPair(a.Cell, b.Cell)
+	return persistPair(a.Cell, b.Cell)
 }
 
 // duetProcs is how many CPUs each run of a duet gets: the profile's count, else

@@ -64,6 +64,9 @@ func PlanRounds(cells []contract.Cell, first, count, sides int) []Trial {
 
 // persistPair reports whether a and b are one cell with persistence off and on.
 func persistPair(a, b contract.Cell) bool {
+	if a.Persist == b.Persist {
+		return false
+	}
 	b.Persist = a.Persist
 	return a == b
 }

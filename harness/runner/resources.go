@@ -83,7 +83,7 @@ func FitRoom(cells []contract.Cell, set *profile.Set, room Room, pairing Pairing
 			}
 			where, fix = "free disk at "+dir, "free space there or set the profile's dir"
 		}
-		if pairing == Duet && duetFits(p) && slices.ContainsFunc(cells, func(d contract.Cell) bool { return d.Persist != c.Persist && persistPair(c, d) }) {
+		if pairing == Duet && duetFits(p) && slices.ContainsFunc(cells, func(d contract.Cell) bool { return persistPair(c, d) }) {
 			have /= 2
 			where += ", half of it in a duet"
 			fix += ", or use --pairing sequential"
