@@ -252,6 +252,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	}
 	if v.Regression && why != nil {
 		why(v)
+		addByteChanges(v, g)
 	}
 	if err := writeComparison(cfg, dir, v, g, traces); err != nil {
 		return v, err

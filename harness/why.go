@@ -113,3 +113,35 @@ func tail(out []byte) string {
 	}
 	return string(out)
 }
+
+// addByteChanges puts beside each profiled cell of v its bytes by category (the
+// logical bytes, then each filesystem category) from the comparison's grid.
+func addByteChanges(v *judge.Verdict, g *judge.Grid) {
+	units := []string{contract.UnitLogicalPerOp}
+	for _, c := range contract.FSCategories {
+		units = append(units, contract.FSUnit(c))
+	}
+	medians := map[[2]string][2]*judge.GridCell{}
+	for _, t := range g.Tables {
+		if !slices.Contains(units, t.Unit) || len(t.Cols) != 2 {
+			continue
+		}
+		for _, row := range t.Rows {
+			medians[[2]string{contract.Label(row.StringValues()), t.Unit}] = [2]*judge.GridCell{
+				t.Cells[judge.GridKey{Row: row, Col: t.Cols[0]}], t.Cells[judge.GridKey{Row: row, Col: t.Cols[1]}]}
+		}
+	}
+	for i := range v.Why {
+		for _, u := range units {
+			pair := medians[[2]string{v.Why[i].Cell, u}]
+			if pair[0] == nil || pair[1] == nil {
+				continue
+			}
+			b := judge.ByteChange{Unit: u, Base: pair[0].Summary.Center, Head: pair[1].Summary.Center}
+			if b.Base != 0 {
+				b.Delta = b.Head/b.Base - 1
+			}
+			v.Why[i].Bytes = append(v.Why[i].Bytes, b)
+		}
+	}
+}

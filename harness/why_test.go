@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
+	"golang.org/x/perf/benchfmt"
 )
 
 // hotBench builds pprofdiff's test program as a bench binary whose main.hot runs
@@ -71,5 +74,47 @@ func TestExplainRegression(t *testing.T) {
 	explain(context.Background(), t.TempDir(), [2]profiledSide{{"base", "/nonexistent"}, {"head", "/nonexistent"}}, nil, time.Minute, v)
 	if len(v.Why) != 1 || v.Why[0].Error == "" {
 		t.Errorf("explain with a missing binary: %+v, want the cell with an error", v.Why)
+	}
+}
+
+// TestWhyShowsBytesByCategory: a profiled regression carries each side's median
+// bytes per category, and report.md shows them beside the functions.
+func TestWhyShowsBytesByCategory(t *testing.T) {
+	const cell = "profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"
+	var base, head judge.Side
+	for r := range 6 {
+		for i, side := range []*judge.Side{&base, &head} {
+			wal := 1000.0 + float64(r) // the head writes twice the WAL, the same flushes
+			if i == 1 {
+				wal *= 2
+			}
+			side.Results = append(side.Results, &benchfmt.Result{Name: benchfmt.Name(contract.BenchmarkName + "/" + cell + "-2"), Iters: 1,
+				Values: []benchfmt.Value{
+					{Value: 900, Unit: contract.UnitLogicalPerOp},
+					{Value: wal, Unit: contract.FSUnit("wal")},
+					{Value: 500, Unit: contract.FSUnit("flush")},
+					{Value: 1e6, Unit: contract.UnitSteadyRows},
+				}})
+			side.Rounds = append(side.Rounds, r)
+		}
+	}
+	_, g, err := judge.Compare(base, head, contract.UnitMap(), judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &judge.Verdict{Regression: true, Why: []judge.Why{{Cell: cell, Error: "not profiled in this test"}}}
+	addByteChanges(v, g)
+	want := []judge.ByteChange{
+		{Unit: contract.UnitLogicalPerOp, Base: 900, Head: 900},
+		{Unit: contract.FSUnit("wal"), Base: 1002.5, Head: 2005, Delta: 1},
+		{Unit: contract.FSUnit("flush"), Base: 500, Head: 500},
+	}
+	if got := v.Why[0].Bytes; !slices.Equal(got, want) {
+		t.Errorf("bytes %+v, want %+v", got, want)
+	}
+	var md bytes.Buffer
+	render.WriteReport(&md, v, "benchrun compare main slow", "fixture", nil)
+	if want := "| fs-wal-B/op | 1002.5B | 1.958KiB | +100.00% |"; !strings.Contains(md.String(), want) {
+		t.Errorf("report.md lacks %q:\n%s", want, md.String())
 	}
 }

@@ -145,6 +145,18 @@ type Why struct {
 	Heap     *pprofdiff.Diff `json:"heap,omitempty"`
 	Profiles []string        `json:"profiles,omitempty"` // base and head CPU, then heap; relative to the directory
 	Error    string          `json:"error,omitempty"`    // why the cell could not be profiled
+	// Bytes is what the job wrote, per filesystem category and in all, on each side:
+	// the medians of the measured rounds, beside the functions, so a regression
+	// that writes more (or waits on more writes) shows where.
+	Bytes []ByteChange `json:"bytes,omitempty"`
+}
+
+// ByteChange is one byte unit's medians on each side and their relative change.
+type ByteChange struct {
+	Unit  string  `json:"unit"`
+	Base  float64 `json:"base"`
+	Head  float64 `json:"head"`
+	Delta float64 `json:"delta"`
 }
 
 // Outcome is the verdict in a word: regression, inconclusive or no regression.

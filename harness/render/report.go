@@ -204,12 +204,25 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 	fmt.Fprintf(w, "Command: `%s`  \nMachine: %s\n", command, machine)
 }
 
+// writeByteChanges renders a regressed cell's bytes by category, medians per side.
+func writeByteChanges(w io.Writer, bytes []judge.ByteChange) {
+	if len(bytes) == 0 {
+		return
+	}
+	fmt.Fprint(w, "Bytes written in the job, by category (medians):\n\n| bytes | base | head | change |\n|---|---|---|---|\n")
+	for _, b := range bytes {
+		fmt.Fprintf(w, "| %s | %sB | %sB | %+.2f%% |\n", b.Unit, benchunit.Scale(b.Base, benchunit.Binary), benchunit.Scale(b.Head, benchunit.Binary), 100*b.Delta)
+	}
+	fmt.Fprintln(w)
+}
+
 // writeWhy renders, per profiled regression, the functions that grew most: CPU in
 // the job (flat, then cumulative), allocated bytes where allocations regressed, and
 // the command that opens the diff.
 func writeWhy(w io.Writer, whys []judge.Why) {
 	for _, y := range whys {
 		fmt.Fprintf(w, "\n### Why `%s` regressed\n\n", y.Cell)
+		writeByteChanges(w, y.Bytes)
 		if y.Error != "" {
 			fmt.Fprintf(w, "Not profiled: %s\n", y.Error)
 			continue
