@@ -134,8 +134,8 @@ func addByteChanges(v *judge.Verdict, g *judge.Grid) {
 	for i := range v.Why {
 		for _, u := range units {
 			pair := medians[[2]string{v.Why[i].Cell, u}]
-			if pair[0] == nil || pair[1] == nil {
-				continue
+			if pair[0] == nil || pair[1] == nil || pair[0].Summary.Center == 0 && pair[1].Summary.Center == 0 {
+				continue // a category neither side wrote says nothing
 			}
 			b := judge.ByteChange{Unit: u, Base: pair[0].Summary.Center, Head: pair[1].Summary.Center}
 			if b.Base != 0 {

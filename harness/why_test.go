@@ -93,6 +93,7 @@ func TestWhyShowsBytesByCategory(t *testing.T) {
 					{Value: 900, Unit: contract.UnitLogicalPerOp},
 					{Value: wal, Unit: contract.FSUnit("wal")},
 					{Value: 500, Unit: contract.FSUnit("flush")},
+					{Value: 0, Unit: contract.FSUnit("compaction")}, // written by neither: left out
 					{Value: 1e6, Unit: contract.UnitSteadyRows},
 				}})
 			side.Rounds = append(side.Rounds, r)
