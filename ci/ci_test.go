@@ -39,6 +39,12 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 		t.Error("pr-benchmark.yml: want contents: read only and no credentials kept by either checkout")
 	}
 	comment := readFile(t, "../.github/workflows/pr-comment.yml")
+	// The head SHA only reaches pr-comment.sh, which checks the artifact's PR number with it.
+	const headEnv = "HEAD_SHA: ${{ github.event.workflow_run.head_sha }}\n"
+	if strings.Count(comment, headEnv) != 1 {
+		t.Error("pr-comment.yml: want the run's head SHA passed to pr-comment.sh as HEAD_SHA")
+	}
+	comment = strings.Replace(comment, headEnv, "", 1)
 	if !strings.Contains(comment, "workflow_run:") || strings.Contains(comment, "head.sha") || strings.Contains(comment, "head_sha") || strings.Contains(comment, "ref:") {
 		t.Error("pr-comment.yml: want a workflow_run job that never checks out the PR")
 	}
@@ -180,7 +186,10 @@ func readFile(t *testing.T, name string) string {
 
 // TestPRComment: the first run comments with the plots pushed to the assets branch
 // and linked by absolute URL; the second run edits that comment instead of adding
-// one, and keeps the first run's plots; a PR number that is not a number is refused.
+// one, and keeps the first run's plots. The artifact's PR number is used only when
+// that PR's head is the run's head commit: a fork PR's is, and is commented on; a
+// number whose PR has another head, an unknown PR, a missing head SHA and a
+// number that is not a number are refused with nothing pushed or posted.
 func TestPRComment(t *testing.T) {
 	env, state := fakeGH(t)
 	server := t.TempDir()
@@ -188,33 +197,52 @@ func TestPRComment(t *testing.T) {
 	report := t.TempDir()
 	os.MkdirAll(filepath.Join(report, "plots"), 0o755)
 	os.WriteFile(filepath.Join(report, "report.md"), []byte("## backfill-bench\n\n![variants](plots/variants.png)\n"), 0o644)
-	os.WriteFile(filepath.Join(report, "pr-number"), []byte("7\n"), 0o644)
 	os.WriteFile(filepath.Join(report, "plots", "variants.png"), []byte("png"), 0o644)
 	env = append(env, "REPO=o/r", "SERVER_URL="+server, "RAW_URL=https://raw.example")
+	same, fork := strings.Repeat("a7", 20), strings.Repeat("f8", 20)
+	os.WriteFile(filepath.Join(state, "prs"), []byte("7\t"+same+"\to/r\n8\t"+fork+"\tsomeone/r\n"), 0o644)
+	assets := func() string {
+		out, _ := exec.Command("git", "-C", filepath.Join(server, "o/r.git"), "ls-tree", "-r", "--name-only", "benchmark-assets").Output()
+		return strings.TrimSpace(string(out))
+	}
 
-	for _, step := range []struct{ run, call string }{{"100", "-X POST repos/o/r/issues/7/comments"}, {"101", "-X PATCH repos/o/r/issues/comments/99"}} {
-		log, code := script(t, append(env, "RUN_ID="+step.run), "pr-comment.sh", report)
-		if code != 0 {
-			t.Fatalf("run %s: exit %d\n%s", step.run, code, log)
+	for _, step := range []struct {
+		name, run, pr, head string
+		code                int
+		call                string // the gh call that posts; "" for none
+	}{
+		{"same-repo PR", "100", "7", same, 0, "-X POST repos/o/r/issues/7/comments"},
+		{"same-repo PR, again", "101", "7", same, 0, "-X PATCH repos/o/r/issues/comments/799"},
+		{"fork PR", "102", "8", fork, 0, "-X POST repos/o/r/issues/8/comments"},
+		{"another PR's number", "103", "7", fork, 2, ""},
+		{"an unknown PR", "104", "9", same, 2, ""},
+		{"no head SHA", "105", "7", "", 2, ""},
+		{"a number that is not one", "106", "7; rm -rf /", same, 2, ""},
+	} {
+		os.WriteFile(filepath.Join(report, "pr-number"), []byte(step.pr+"\n"), 0o644)
+		os.WriteFile(filepath.Join(state, "log"), nil, 0o644)
+		before := assets()
+		log, code := script(t, append(env, "RUN_ID="+step.run, "HEAD_SHA="+step.head), "pr-comment.sh", report)
+		calls := readFile(t, filepath.Join(state, "log"))
+		if code != step.code {
+			t.Errorf("%s: exit %d, want %d\n%s", step.name, code, step.code, log)
 		}
-		if calls := readFile(t, filepath.Join(state, "log")); !strings.Contains(calls, step.call) {
-			t.Errorf("run %s: gh calls %q, want %q", step.run, calls, step.call)
+		if step.call == "" {
+			if strings.Contains(calls, "-X") || assets() != before {
+				t.Errorf("%s: refused, yet gh was called %q and the assets went from %q to %q", step.name, calls, before, assets())
+			}
+			continue
+		}
+		if !strings.Contains(calls, step.call) || strings.Count(calls, "-X") != 1 {
+			t.Errorf("%s: gh calls %q, want one that posts: %q", step.name, calls, step.call)
 		}
 		body := readFile(t, filepath.Join(state, "body"))
-		if want := "](https://raw.example/o/r/benchmark-assets/pr-7/" + step.run + "/variants.png)"; !strings.HasPrefix(body, "<!-- backfill-bench-report -->") || !strings.Contains(body, want) {
-			t.Errorf("run %s: comment body %q, want the marker and %s", step.run, body, want)
+		if want := "](https://raw.example/o/r/benchmark-assets/pr-" + step.pr + "/" + step.run + "/variants.png)"; !strings.HasPrefix(body, "<!-- backfill-bench-report -->") || !strings.Contains(body, want) {
+			t.Errorf("%s: comment body %q, want the marker and %s", step.name, body, want)
 		}
 	}
-	if n := strings.Count(readFile(t, filepath.Join(state, "log")), "POST"); n != 1 {
-		t.Errorf("%d comments created, want 1", n)
-	}
-	files := git(t, filepath.Join(server, "o/r.git"), "ls-tree", "-r", "--name-only", "benchmark-assets")
-	if files != "pr-7/100/variants.png\npr-7/101/variants.png" {
+	if files := assets(); files != "pr-7/100/variants.png\npr-7/101/variants.png\npr-8/102/variants.png" {
 		t.Errorf("assets branch holds %q", files)
-	}
-	os.WriteFile(filepath.Join(report, "pr-number"), []byte("7; rm -rf /\n"), 0o644)
-	if log, code := script(t, append(env, "RUN_ID=102"), "pr-comment.sh", report); code != 2 {
-		t.Errorf("a bad pr-number: exit %d, want 2\n%s", code, log)
 	}
 }
 

@@ -7,10 +7,14 @@
 #
 #   ci/pr-comment.sh DIR
 #
-# DIR holds report.md, pr-number and plots/*.png. Environment:
+# DIR holds report.md, pr-number and plots/*.png. The artifact comes from a run
+# of the PR's code, so its PR number is used only if that PR's head is HEAD_SHA,
+# the commit the run measured (a fork PR too: the number is looked up in REPO);
+# otherwise nothing is pushed or posted and the exit status is 2. Environment:
 #   GH_TOKEN       a token that may write pull requests and the assets branch
 #   REPO           owner/name
 #   RUN_ID         the pr-benchmark run, to keep each run's plots apart
+#   HEAD_SHA       that run's head commit (github.event.workflow_run.head_sha)
 #   ASSETS_BRANCH  default benchmark-assets
 #   SERVER_URL     default https://github.com
 #   RAW_URL        where the branch's files are served, default https://raw.githubusercontent.com
@@ -24,6 +28,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 pr="$(tr -d '[:space:]' <"$dir/pr-number")"
 [[ "$pr" =~ ^[0-9]+$ ]] || { echo "pr-number: not a number" >&2; exit 2; }
 [[ "$RUN_ID" =~ ^[0-9]+$ ]] || { echo "RUN_ID: not a number" >&2; exit 2; }
+[[ "${HEAD_SHA:-}" =~ ^[0-9a-f]{40}$ ]] || { echo "HEAD_SHA \"${HEAD_SHA:-}\": want the full 40-character head commit of the pr-benchmark run (github.event.workflow_run.head_sha)" >&2; exit 2; }
+pr_head="$(gh pr view "$pr" --repo "$REPO" --json headRefOid | jq -r .headRefOid)" ||
+	{ echo "pr-number $pr: cannot read that PR's head from $REPO" >&2; exit 2; }
+if [ "$pr_head" != "$HEAD_SHA" ]; then
+	echo "pr-number $pr: that PR's head is $pr_head, not $HEAD_SHA, the commit the run measured;" \
+		"refusing to comment (a forged number, or a PR pushed to since: its newer run will comment)" >&2
+	exit 2
+fi
 marker="<!-- backfill-bench-report -->"
 body="$(mktemp)"
 
