@@ -277,28 +277,50 @@ func TestPushRetry(t *testing.T) {
 	}
 }
 
-// TestNightlyAlert: a regression change point opens one issue; seen again, it is
-// commented on; newest-night alerts and improvements open none.
+// TestNightlyAlert runs the alert script night after night against one fake gh: a
+// regression change point opens one issue, which no later night duplicates, open
+// or closed; it is commented on only when the change point's night is new to it;
+// newest-night alerts and improvements open none.
 func TestNightlyAlert(t *testing.T) {
 	env, state := fakeGH(t)
 	env = append(env, "REPO=o/r")
-	alerts := filepath.Join(t.TempDir(), "alerts.json")
-	os.WriteFile(alerts, []byte(`[
-{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"20261103T020000Z-c02","commit":"c0200000000abcdef","delta":-0.08},
+	const title = "Nightly regression: steady-rows/s of profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2 from c0200000000a"
+	alerts := func(night string) string {
+		return `[
+{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"` + night + `","commit":"c0200000000abcdef","delta":-0.08},
 {"kind":"newest night","status":"regression","cell":"x","unit":"steady-rows/s","night":"n","commit":"c","delta":-0.1},
-{"kind":"change point","status":"improvement","cell":"y","unit":"write-amp","night":"n","commit":"c","delta":-0.1}]`), 0o644)
-	for i := range 2 {
-		if log, code := script(t, env, "nightly-alert.sh", alerts); code != 0 {
-			t.Fatalf("run %d: exit %d\n%s", i+1, code, log)
+{"kind":"change point","status":"improvement","cell":"y","unit":"write-amp","night":"n","commit":"c","delta":-0.1}]`
+	}
+	file := filepath.Join(t.TempDir(), "alerts.json")
+	for _, step := range []struct {
+		name, night       string
+		close             bool // a maintainer closes the issues first
+		creates, comments int  // gh calls so far
+	}{
+		{"first seen", "20261103T020000Z-c02", false, 1, 0},
+		{"the next night, same change point", "20261103T020000Z-c02", false, 1, 0},
+		{"closed, still in the window", "20261103T020000Z-c02", true, 1, 0},
+		{"moved to another night of the commit", "20261104T020000Z-c02", false, 1, 1},
+		{"that night again", "20261104T020000Z-c02", false, 1, 1},
+	} {
+		if step.close {
+			issues := readFile(t, filepath.Join(state, "issues"))
+			os.WriteFile(filepath.Join(state, "issues"), []byte(strings.ReplaceAll(issues, "\topen\t", "\tclosed\t")), 0o644)
+		}
+		os.WriteFile(file, []byte(alerts(step.night)), 0o644)
+		if log, code := script(t, env, "nightly-alert.sh", file); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", step.name, code, log)
+		}
+		calls := readFile(t, filepath.Join(state, "log"))
+		if c, m := strings.Count(calls, "issue create"), strings.Count(calls, "issue comment 1 "); c != step.creates || m != step.comments {
+			t.Errorf("%s: %d issues opened, %d comments on #1 so far, want %d and %d; gh calls:\n%s", step.name, c, m, step.creates, step.comments, calls)
 		}
 	}
-	issues := readFile(t, filepath.Join(state, "issues"))
-	if strings.Count(issues, "\n") != 1 || !strings.Contains(issues, "Nightly regression: steady-rows/s of profile=mem/workload=narrow") {
-		t.Errorf("issues %q, want one for the change point", issues)
+	if issues := readFile(t, filepath.Join(state, "issues")); issues != "1\tclosed\t"+title+"\n" {
+		t.Errorf("issues %q, want #1 for the change point, closed", issues)
 	}
-	calls := readFile(t, filepath.Join(state, "log"))
-	if strings.Count(calls, "issue create") != 1 || strings.Count(calls, "issue comment 1") != 1 {
-		t.Errorf("gh calls:\n%s\nwant one create, then one comment on #1", calls)
+	if body := readFile(t, filepath.Join(state, "body")); !strings.HasPrefix(body, "steady-rows/s -8% from night 20261104T020000Z-c02 (commit c0200000000abcdef)") {
+		t.Errorf("the comment %q does not give the change and its new night", body)
 	}
 }
 
