@@ -1,6 +1,6 @@
 // Package ci holds the scripts the GitHub workflows (.github/workflows) call; its
-// tests lint the workflows and run the scripts on a tiny matrix, with a fake gh
-// and local git remotes.
+// tests lint the workflows and run the scripts on a tiny matrix, with a fake gh,
+// a fake kubectl and local git remotes.
 package ci
 
 import (
@@ -370,8 +370,8 @@ func TestNightlyPublish(t *testing.T) {
 
 // TestK8sJob: the rendered Job fixes every shard to the commit given (and refuses a
 // branch name), asks for less than the named node type allocates, with limits equal
-// to requests (Guaranteed QoS), and shares no volume; collect takes each pod's
-// results from its log.
+// to requests (Guaranteed QoS), and shares no volume; apply replaces the previous
+// night's Job (its pod template cannot change) and leaves it alone for a bad SHA.
 func TestK8sJob(t *testing.T) {
 	sha := strings.Repeat("ab", 20)
 	out, code := script(t, nil, "k8s-nightly.sh", "render", sha)
@@ -395,18 +395,72 @@ func TestK8sJob(t *testing.T) {
 		t.Errorf("render main: exit %d, want 2\n%s", code, out)
 	}
 
-	// collect, with a fake kubectl whose two pods printed their results.
-	bin := t.TempDir()
-	results := "BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2-2 1 100 steady-rows/s\n"
-	fake := "#!/usr/bin/env bash\ncase \"$1\" in\nget) echo pod-0 pod-1 ;;\nlogs) printf 'cloning\\n--- backfill-bench results ---\\nmachine: fp1\\n" + strings.TrimSuffix(results, "\n") + "\\n--- end of results ---\\n' ;;\nesac\n"
-	os.WriteFile(filepath.Join(bin, "kubectl"), []byte(fake), 0o755)
-	hist := filepath.Join(t.TempDir(), "history")
-	env := []string{"KUBECTL=" + filepath.Join(bin, "kubectl"), "BENCHRUN=" + benchrun(t), "HISTORY=" + hist}
-	if out, code := script(t, env, "k8s-nightly.sh", "collect"); code > 1 {
-		t.Fatalf("collect: exit %d\n%s", code, out)
+	// apply, twice, with a fake kubectl that, like the API server, refuses to
+	// change an existing Job's pod template.
+	kube, state := fakeKubectl(t)
+	for _, commit := range []string{sha, strings.Repeat("cd", 20)} {
+		if out, code := script(t, kube, "k8s-nightly.sh", "apply", commit); code != 0 {
+			t.Fatalf("apply %s: exit %d\n%s", commit, code, out)
+		}
+		if job := readFile(t, filepath.Join(state, "job")); !strings.Contains(job, "value: "+commit) {
+			t.Errorf("apply %s: the Job is not that commit's", commit)
+		}
 	}
-	nights, _ := filepath.Glob(filepath.Join(hist, "*", "*", "results.txt"))
-	if len(nights) != 1 || strings.Count(readFile(t, nights[0]), "steady-rows/s\n") != 2 {
-		t.Errorf("recorded nights %v: want one with both pods' results", nights)
+	if calls := readFile(t, filepath.Join(state, "log")); strings.Count(calls, "delete job backfill-bench-nightly --ignore-not-found") != 2 || !strings.HasSuffix(calls, "apply -f -\n") {
+		t.Errorf("kubectl calls:\n%s\nwant the previous Job deleted before each apply", calls)
+	}
+	if out, code := script(t, kube, "k8s-nightly.sh", "apply", "main"); code != 2 || strings.Count(readFile(t, filepath.Join(state, "log")), "delete") != 2 {
+		t.Errorf("apply main: exit %d, want 2 and the Job left alone\n%s", code, out)
+	}
+}
+
+// fakeKubectl points KUBECTL at testdata/kubectl and returns its state directory.
+func fakeKubectl(t *testing.T) (env []string, state string) {
+	t.Helper()
+	state = t.TempDir()
+	abs, _ := filepath.Abs("testdata/kubectl")
+	return []string{"KUBECTL=" + abs, "FAKE_KUBECTL=" + state}, state
+}
+
+// TestK8sCollect: collect takes each shard's results from its succeeded pod, also
+// when a retry left a failed pod of that shard, and refuses a night in which a
+// shard has no succeeded pod.
+func TestK8sCollect(t *testing.T) {
+	results := "machine: fp1\nBenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2-2 1 100 steady-rows/s\n"
+	bin := benchrun(t)
+	for _, tc := range []struct {
+		name, job, pods string
+		ok              bool
+		msg             string // in the output when not ok
+	}{
+		{"every shard succeeded", "spec:\n  completions: 2\n", "pod-0 0 Succeeded\npod-1 1 Succeeded\n", true, ""},
+		{"a shard retried", "spec:\n  completions: 2\n", "pod-0 0 Succeeded\npod-1a 1 Failed\npod-1b 1 Succeeded\n", true, ""},
+		{"a shard failed", "spec:\n  completions: 2\n", "pod-0 0 Succeeded\npod-1a 1 Failed\npod-1b 1 Failed\n", false, "shard(s) 2 of 2 have no succeeded pod"},
+		{"a shard still running", "spec:\n  completions: 2\n", "pod-0 0 Running\npod-1 1 Succeeded\n", false, "shard(s) 1 of 2 have no succeeded pod"},
+		{"no Job", "", "", false, "apply SHA first"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kube, state := fakeKubectl(t)
+			if tc.job != "" {
+				os.WriteFile(filepath.Join(state, "job"), []byte(tc.job), 0o644)
+			}
+			os.WriteFile(filepath.Join(state, "pods"), []byte(tc.pods), 0o644)
+			os.WriteFile(filepath.Join(state, "results"), []byte(results), 0o644)
+			hist := filepath.Join(t.TempDir(), "history")
+			out, code := script(t, append(kube, "BENCHRUN="+bin, "HISTORY="+hist), "k8s-nightly.sh", "collect")
+			nights, _ := filepath.Glob(filepath.Join(hist, "*", "*", "results.txt"))
+			if !tc.ok {
+				if code != 2 || !strings.Contains(out, tc.msg) || len(nights) != 0 {
+					t.Errorf("exit %d, %d nights recorded, want 2, none and %q\n%s", code, len(nights), tc.msg, out)
+				}
+				return
+			}
+			if code > 1 {
+				t.Fatalf("exit %d\n%s", code, out)
+			}
+			if len(nights) != 1 || strings.Count(readFile(t, nights[0]), "steady-rows/s\n") != 2 {
+				t.Errorf("recorded nights %v: want one with both shards' results", nights)
+			}
+		})
 	}
 }
