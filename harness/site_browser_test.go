@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,10 +46,22 @@ func browser(t *testing.T) (context.Context, func() []string) {
 	}
 	var mu sync.Mutex
 	var problems []string
+	marks := make(chan string, 1)
+	// Subscribe here, before the caller loads a page: Console subscribes when it
+	// returns, so called inside the goroutine it could miss a page's first errors.
+	messages := chromedp.Console(ctx)
 	go func() {
-		for m, err := range chromedp.Console(ctx) {
+		for m, err := range messages {
 			if err != nil {
 				return
+			}
+			if m.Type == chromedp.ConsoleLog && strings.HasPrefix(m.Text, syncMark) {
+				select {
+				case marks <- m.Text:
+				case <-ctx.Done():
+					return
+				}
+				continue
 			}
 			if m.Type == chromedp.ConsoleError || m.IsException() {
 				mu.Lock()
@@ -56,12 +70,31 @@ func browser(t *testing.T) (context.Context, func() []string) {
 			}
 		}
 	}()
+	n := 0
 	return ctx, func() []string {
+		t.Helper()
+		// Messages arrive in order: once a mark logged now is seen, so is every
+		// message of the pages loaded before.
+		n++
+		mark := syncMark + strconv.Itoa(n)
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[int](`console.log(`+strconv.Quote(mark)+`), 0`)); err != nil {
+			t.Fatalf("log %s: %v", mark, err)
+		}
+		for seen := ""; seen != mark; {
+			select {
+			case seen = <-marks:
+			case <-ctx.Done():
+				t.Fatalf("the console listener never saw %s: %v", mark, ctx.Err())
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]string(nil), problems...)
 	}
 }
+
+// syncMark starts the console messages browser's problems func logs to catch up.
+const syncMark = "backfill-bench-sync-"
 
 // TestSiteInBrowser loads the dashboard in headless Chromium: the pages load without
 // console errors, every chart has one point per night, the step in the history is
@@ -140,10 +173,10 @@ func TestSiteInBrowser(t *testing.T) {
 	if err := os.WriteFile(control, []byte(`<!DOCTYPE html><html><body><script>console.error("broken"); undefinedFunction();</script></body></html>`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+control), chromedp.Sleep(300*time.Millisecond)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+control)); err != nil {
 		t.Fatal(err)
 	}
-	if len(problems()) < 2 {
-		t.Errorf("the control page's console error and exception were not seen: %v", problems())
+	if p := problems(); len(p) < 2 {
+		t.Errorf("the control page's console error and exception were not seen: %v", p)
 	}
 }
