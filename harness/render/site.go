@@ -130,8 +130,12 @@ func layout(c SiteChart, nights []SiteNight) svgChart {
 		if noCI[i] {
 			ci = "(too few runs for a 95 % interval)"
 		}
-		out.Points = append(out.Points, svgPoint{X: px, Y: y(p.Median), Href: n.Report,
-			Title: fmt.Sprintf("%s, commit %s: %s %s", n.Name, n.Commit, formatValue(p.Median, c.Unit), ci)})
+		title := fmt.Sprintf("%s, commit %s: %s %s", n.Name, n.Commit, formatValue(p.Median, c.Unit), ci)
+		if n.CommitLink != "" {
+			// A tooltip cannot hold a link: it gives the URL, the nights table links it.
+			title += "\ncommit: " + n.CommitLink
+		}
+		out.Points = append(out.Points, svgPoint{X: px, Y: y(p.Median), Href: n.Report, Title: title})
 	}
 	out.Band, out.Line = strings.Join(append(band, back...), " "), strings.Join(line, " ")
 	for _, ch := range c.ChangePoints {
@@ -159,7 +163,8 @@ func formatValue(v float64, unit string) string {
 
 // WriteSitePage renders one profile's page: every cell's charts (the median per
 // night with its confidence band, change points marked, each point linking to its
-// night's report), and the nights with their commits.
+// night's report, its tooltip naming the commit and its URL), and the nights with
+// their commits, linked when the nights have a CommitLink.
 func WriteSitePage(w io.Writer, p SitePage) error {
 	type cell struct {
 		Name, Anchor string
@@ -167,8 +172,12 @@ func WriteSitePage(w io.Writer, p SitePage) error {
 	}
 	data := struct {
 		SitePage
-		Laid []cell
+		Laid        []cell
+		CommitLinks bool
 	}{SitePage: p}
+	for _, n := range p.Nights {
+		data.CommitLinks = data.CommitLinks || n.CommitLink != ""
+	}
 	for _, c := range p.Cells {
 		lc := cell{Name: c.Name, Anchor: c.Anchor}
 		for _, ch := range c.Charts {
@@ -202,7 +211,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <style>` + siteStyle + `</style></head><body>
 <p><a href="{{.Index}}">all profiles</a></p>
 <h1>Nightly trends: profile {{.Profile}}, machine {{.Machine}}</h1>
-<p>{{len .Nights}} nights. Each point is a night's median with its 95 % confidence interval (the band); a dashed line marks a change point (red: worse, green: better). A point links to its night's report.</p>
+<p>{{len .Nights}} nights. Each point is a night's median with its 95 % confidence interval (the band); a dashed line marks a change point (red: worse, green: better). A point links to its night's report, and its tooltip names the commit{{if .CommitLinks}} with the URL of its page; the table of <a href="#nights">nights</a> links each commit{{end}}.</p>
 {{range .Laid}}<h2 id="{{.Anchor}}">{{.Name}}</h2>
 {{range .Charts}}<div class="chart" data-unit="{{.Unit}}"><svg xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Unit}}">
 <line class="axis" x1="{{.Left}}" y1="{{.PlotBottom}}" x2="{{.Right}}" y2="{{.PlotBottom}}"/>
