@@ -141,9 +141,7 @@ func BenchmarkRecovery(b *testing.B) {
 	for _, c := range m.Cells() {
 		p, _ := profiles.Get(c.Profile)
 		for _, pct := range fractions {
-			name := fmt.Sprintf("profile=%s/workload=%s/rows=%d/crash=%g%%/persist=%s/scan=%s/barrier=%s/par=%d",
-				c.Profile, c.Workload, c.Rows, pct, contract.OnOff(c.Persist), c.Scan, c.Barrier, c.Par)
-			b.Run(name, func(b *testing.B) {
+			b.Run(c.RecoveryName(fmt.Sprintf("%g%%", pct)), func(b *testing.B) {
 				if p.FS != profile.FSMem {
 					b.Skipf("profile %s writes to a real disk; a power loss needs the in-memory crashable filesystem", p.Name)
 				}

@@ -79,7 +79,16 @@ func OnOff(b bool) string {
 // Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
 // with changes=…, limit=…, read=…, ckpt=… and vnodes=… before par when they are not the defaults (so
 // names of cells that existed before these dimensions did stay the same).
-func (c Cell) Name() string {
+func (c Cell) Name() string { return c.name("") }
+
+// RecoveryName is BenchmarkRecovery's sub-benchmark name for the cell with its
+// power cut at crash (like "25%"): the cell's Name with crash=… after rows=, so it
+// carries every dimension the cell's name does and, at the defaults, stays the
+// name recoveries had before the optional dimensions.
+func (c Cell) RecoveryName(crash string) string { return c.name("/crash=" + crash) }
+
+// name is Name with afterRows put after rows=….
+func (c Cell) name(afterRows string) string {
 	extra := ""
 	if !c.AtDefault("changes") {
 		extra += "/changes=" + c.Changes.String()
@@ -96,8 +105,8 @@ func (c Cell) Name() string {
 	if !c.AtDefault("vnodes") {
 		extra += "/vnodes=" + strconv.Itoa(c.Vnodes)
 	}
-	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/persist=%s/scan=%s/barrier=%s%s/par=%d",
-		c.Profile, c.Workload, c.Rows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
+	return fmt.Sprintf("profile=%s/workload=%s/rows=%d%s/persist=%s/scan=%s/barrier=%s%s/par=%d",
+		c.Profile, c.Workload, c.Rows, afterRows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
 }
 
 // FullName is the cell's benchmark name without the GOMAXPROCS suffix:

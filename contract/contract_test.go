@@ -341,3 +341,35 @@ func TestOptionalDimensionsInNames(t *testing.T) {
 		})
 	}
 }
+
+// TestRecoveryNames: a recovery's name is its cell's name with crash=… after rows=,
+// so it stays what it was at the defaults and cells that differ only in an optional
+// dimension get different recovery names.
+func TestRecoveryNames(t *testing.T) {
+	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 100, Scan: "merged", Barrier: contract.Cadence{Rows: 2500}, Par: 2}
+	const old = "profile=mem/workload=narrow/rows=100/crash=90%/persist=off/scan=merged/barrier=2500rows/par=2"
+	if got := base.RecoveryName("90%"); got != old {
+		t.Errorf("at the defaults: %q, want the name recoveries always had, %q", got, old)
+	}
+	for _, tt := range []struct {
+		dim  string
+		cell func(c contract.Cell) contract.Cell
+	}{
+		{"read", func(c contract.Cell) contract.Cell { c.Read = "checkpoint"; return c }},
+		{"ckpt", func(c contract.Cell) contract.Cell { c.Ckpt = 10; return c }},
+		{"vnodes", func(c contract.Cell) contract.Cell { c.Vnodes = 16; return c }},
+		{"changes", func(c contract.Cell) contract.Cell { c.Changes = contract.ChangeRate{N: 5, Per: "epoch"}; return c }},
+		{"limit", func(c contract.Cell) contract.Cell { c.Limit = 1000; return c }},
+	} {
+		t.Run(tt.dim, func(t *testing.T) {
+			c := tt.cell(base)
+			got := c.RecoveryName("90%")
+			if got == old || !strings.Contains(got, "/"+tt.dim+"=") {
+				t.Errorf("%s=%s: recovery name %q, want it named, unlike the default's", tt.dim, c.Only().Get(tt.dim), got)
+			}
+			if want := strings.Replace(c.Name(), "/persist=", "/crash=90%/persist=", 1); got != want {
+				t.Errorf("recovery name %q, want the cell's name with the crash point: %q", got, want)
+			}
+		})
+	}
+}

@@ -32,9 +32,7 @@ type Recovery struct {
 
 // Name is BenchmarkRecovery's name for it.
 func (r Recovery) Name() string {
-	c := r.Cell
-	return fmt.Sprintf("Recovery/profile=%s/workload=%s/rows=%d/crash=%d%%/persist=%s/scan=%s/barrier=%s/par=%d",
-		c.Profile, c.Workload, c.Rows, r.Crash, contract.OnOff(c.Persist), c.Scan, c.Barrier, c.Par)
+	return "Recovery/" + r.Cell.RecoveryName(strconv.Itoa(r.Crash)+"%")
 }
 
 // ProfileName is the profile it runs on.
