@@ -46,6 +46,9 @@ func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
 		}
 		out = append(out, Metric{ratio(r.FS.Uploads, ckpts), contract.UnitUploadsPerCkpt}, Metric{ratio(r.FS.UploadBytes, ckpts), contract.UnitUploadBytes})
 	}
+	if r.SplitUpdates > 0 { // only mixes with key-changing updates have any
+		out = append(out, Metric{float64(r.SplitUpdates), contract.UnitSplitUpdates})
+	}
 	if len(reg) < contract.MinSteadyBarriers {
 		return out, false
 	}

@@ -107,3 +107,22 @@ func TestCanonicalWorkloads(t *testing.T) {
 		t.Error("unknown workload accepted")
 	}
 }
+
+// TestSplitUpdatesReportedWhenSome: split-updates is reported, as counted, only by a
+// job that split some key-changing update across actors.
+func TestSplitUpdatesReportedWhenSome(t *testing.T) {
+	for _, tt := range []struct {
+		split int64
+		want  bool
+	}{{0, false}, {7, true}} {
+		res := &pipeline.Result{Wall: time.Second, SnapshotRows: 100, SplitUpdates: tt.split, WholeUpdates: 3}
+		metrics, _ := bench.Metrics(res)
+		got := slices.IndexFunc(metrics, func(m bench.Metric) bool { return m.Unit == contract.UnitSplitUpdates })
+		if (got >= 0) != tt.want || got >= 0 && metrics[got].Value != float64(tt.split) {
+			t.Errorf("%d split updates: metrics %v, want split-updates reported: %v", tt.split, metrics, tt.want)
+		}
+		if !contract.KnownUnit(contract.UnitSplitUpdates) {
+			t.Errorf("%s is not a unit the contract declares", contract.UnitSplitUpdates)
+		}
+	}
+}

@@ -46,6 +46,10 @@ const (
 
 	UnitRecoverySec   = "recovery-sec"   // reopen → the scan emits its first row again
 	UnitReemittedRows = "reemitted-rows" // snapshot rows emitted again after a crash: past its persisted progress
+
+	// Updates that changed the primary key and went to two actors as a Delete and
+	// an Insert; reported only when some did.
+	UnitSplitUpdates = "split-updates"
 )
 
 // MinSteadyBarriers is how many regular barriers a job needs for its steady-state
@@ -94,8 +98,10 @@ func Units() []benchfmt.UnitMetadata {
 		m(UnitUploadBytes, "lower"),
 		m(UnitRecoverySec, "lower"),
 		m(UnitReemittedRows, "lower"),
-		// The length of the steady state describes the work; it is no better either way.
+		// The length of the steady state and the updates split describe the work;
+		// they are no better either way.
 		{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitBarriers, Key: "assume"}, OrigUnit: UnitBarriers, Value: "exact"},
+		{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: UnitSplitUpdates, Key: "assume"}, OrigUnit: UnitSplitUpdates, Value: "exact"},
 	}
 	for _, c := range FSCategories {
 		u = append(u, m(FSUnit(c), "lower"))

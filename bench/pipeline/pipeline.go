@@ -229,6 +229,9 @@ type Result struct {
 	AllocBytes   uint64        // heap bytes allocated during the job
 	FinalEpoch   uint64
 	MVRows       int64 // rows in B (= rows in A) at the final epoch
+	// Updates that changed the primary key: split into a Delete and an Insert
+	// because the keys' actors differ, or kept whole as an update pair.
+	SplitUpdates, WholeUpdates int64
 	// For a recovered job: Reopen is the engine's part of Recover (opening the DB,
 	// replaying the source, reading or clearing state), Recovery the time from
 	// reopening until the scan emits its first row again (until the first commit
@@ -918,6 +921,8 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	bar := pe.source.Barrier
 	tr := EpochTrace{Epoch: epoch, Injected: bar.Injected, Checkpoint: bar.Checkpoint, Changes: int64(pe.source.Changes)}
 	c.res.Logical.Upstream += pe.source.Bytes
+	c.res.SplitUpdates += int64(pe.source.SplitUpdates)
+	c.res.WholeUpdates += int64(pe.source.WholeUpdates)
 	finished := 0
 	for _, a := range pe.actors {
 		tr.SnapshotRows += a.SnapshotRows

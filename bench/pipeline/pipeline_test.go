@@ -439,7 +439,8 @@ func TestVerifyStateCatchesWrongState(t *testing.T) {
 
 // TestPrimaryKeyChangingUpdates: updates that move rows to new keys, split into a
 // delete and an insert when the keys belong to different actors, still leave B
-// equal to A, for both scans and persistence modes.
+// equal to A, for both scans and persistence modes; the job saw both split and
+// whole pairs.
 func TestPrimaryKeyChangingUpdates(t *testing.T) {
 	for _, scan := range []backfill.Scan{backfill.Merged, backfill.PerVnode} {
 		for _, persist := range []bool{false, true} {
@@ -450,6 +451,9 @@ func TestPrimaryKeyChangingUpdates(t *testing.T) {
 				res, _ := runJob(t, cfg)
 				if res.UpstreamRows == 0 || midScanEpochs(res) == 0 {
 					t.Errorf("upstream rows %d, epochs with both %d: the moves never met the scan", res.UpstreamRows, midScanEpochs(res))
+				}
+				if res.SplitUpdates == 0 || res.WholeUpdates == 0 {
+					t.Errorf("%d key-changing updates split across actors, %d kept whole: want both", res.SplitUpdates, res.WholeUpdates)
 				}
 			})
 		}

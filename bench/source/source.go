@@ -236,6 +236,9 @@ type Router struct {
 	out      []chan<- stream.Message
 	last     row.Row // the row of the last change routed
 	moved    row.Row // the new row of a key-changing update
+	// Key-changing updates routed since the last Barrier: split into a Delete and
+	// an Insert for two actors, or kept whole as a pair for one.
+	split, whole int
 }
 
 // NewRouter routes to out[i] for actor i.
@@ -334,6 +337,9 @@ func (rt *Router) move(ctx context.Context, w *storage.Writes, c Change) error {
 	del, ins := stream.UpdateDelete, stream.UpdateInsert
 	if from != to {
 		del, ins = stream.Delete, stream.Insert
+		rt.split++
+	} else {
+		rt.whole++
 	}
 	rt.builders[from].add(del, s.rowBuf)
 	if from != to && rt.builders[from].full() {
@@ -365,6 +371,13 @@ func (rt *Router) send(ctx context.Context, actor int) error {
 	}
 }
 
+// Moves returns the key-changing updates routed since the last call, split into
+// a Delete and an Insert for two actors and kept whole for one, and resets them.
+func (rt *Router) Moves() (split, whole int) {
+	split, whole, rt.split, rt.whole = rt.split, rt.whole, 0, 0
+	return split, whole
+}
+
 // Barrier flushes every partial chunk, then sends b to every actor, in band.
 func (rt *Router) Barrier(ctx context.Context, b *stream.Barrier) error {
 	for a := range rt.out {
@@ -386,6 +399,9 @@ type Epoch struct {
 	Batch   *pebble.Batch // A's changes
 	Bytes   int64         // logical key+value bytes in Batch (one write per key)
 	Changes int           // changes generated
+	// Key-changing updates: split into a Delete and an Insert for two actors, or
+	// kept whole as an update pair for one.
+	SplitUpdates, WholeUpdates int
 }
 
 // Run is the source's loop: from epoch first on, it spreads each epoch's changes over
@@ -474,7 +490,8 @@ func (s *Source) Run(ctx context.Context, store *storage.Store, first uint64, in
 		// Scans read the sealed writes until the epoch commits: the next epoch's
 		// are new ones.
 		w = &storage.Writes{}
-		if err := deliver(ctx, Epoch{Barrier: bar, Batch: b, Bytes: bytes, Changes: len(changes)}); err != nil {
+		split, whole := rt.Moves()
+		if err := deliver(ctx, Epoch{Barrier: bar, Batch: b, Bytes: bytes, Changes: len(changes), SplitUpdates: split, WholeUpdates: whole}); err != nil {
 			return err
 		}
 		if final {

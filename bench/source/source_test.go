@@ -209,4 +209,10 @@ func TestRouterMovesRows(t *testing.T) {
 	if pairs == 0 || lone == 0 || pairs+lone/2 != len(changes) {
 		t.Errorf("%d pairs and %d lone halves for %d moves: want both kinds, one of them per move", pairs, lone, len(changes))
 	}
+	if split, whole := rt.Moves(); split != lone/2 || whole != pairs {
+		t.Errorf("the router counted %d split and %d whole moves, want the %d and %d routed", split, whole, lone/2, pairs)
+	}
+	if split, whole := rt.Moves(); split != 0 || whole != 0 {
+		t.Errorf("Moves after Moves = %d, %d; want the counts reset", split, whole)
+	}
 }
