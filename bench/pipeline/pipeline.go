@@ -235,8 +235,10 @@ type Result struct {
 	// For a recovered job: Reopen is the engine's part of Recover (opening the DB,
 	// replaying the source, reading or clearing state), Recovery the time from
 	// reopening until the scan emits its first row again (until the first commit
-	// when no snapshot row was left); both without the harness's checks.
+	// when no snapshot row was left), at RecoveredAt; both without the harness's
+	// checks.
 	Reopen, Recovery time.Duration
+	RecoveredAt      time.Time
 	// Resumed are the snapshot rows the persisted progress says were backfilled
 	// before a recovery (0 with persist=off, which starts over).
 	Resumed int64
@@ -672,11 +674,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	res.Wall = col.finalCommit.Sub(start)
 	if j.recovered {
 		res.Reopen, res.Resumed = j.reopen, j.Resumed()
-		resumed := col.firstCommit.Sub(start)
+		res.RecoveredAt = col.firstCommit
 		if ns := firstEmit.Load(); ns > 0 {
-			resumed = time.Duration(ns)
+			res.RecoveredAt = start.Add(time.Duration(ns))
 		}
-		res.Recovery = j.reopen + resumed
+		res.Recovery = j.reopen + res.RecoveredAt.Sub(start)
 	}
 	res.CPU = cpuTime() - cpuStart
 	fsJob := j.store.FS.Stats()

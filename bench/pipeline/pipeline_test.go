@@ -2,13 +2,16 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
@@ -545,5 +548,80 @@ func TestCheckpointUploadsInBackground(t *testing.T) {
 				t.Errorf("%d uploads, %d commits during an upload; want uploads going on while later epochs commit", uploads, overlapped.Load())
 			}
 		})
+	}
+}
+
+// TestRecoveryEndsAtFirstRow: recovery-sec ends when the recovered scan emits its
+// first row, not at the first commit. The first commit after the reopen is held
+// until a row was emitted; the end the job records is no later than that row and
+// before that commit, and recovery-sec after the reopen is no longer than the time
+// from Run to that row.
+func TestRecoveryEndsAtFirstRow(t *testing.T) {
+	const rows = 3000
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := smallJob(rows, 2, 16, true, 81)
+	cfg.FS = vfs.NewMem()
+	errStop := errors.New("stopped")
+	runCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	cfg.OnEvent = func(ev Event) {
+		if ev.Kind == EventCommitted && ev.SnapshotRows >= rows/3 {
+			stop(errStop)
+		}
+	}
+	j, err := Prepare(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.Run(runCtx); !errors.Is(err, errStop) {
+		j.Close()
+		t.Fatalf("run: err = %v, want the stop: the job ended first", err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Set by the hooks; read once Run has returned (its goroutines have ended).
+	var firstRow, commitFrom time.Time
+	emitted := make(chan struct{})
+	var once sync.Once
+	commits := 0 // the collector's goroutine only
+	cfg.OnEvent = func(ev Event) {
+		switch ev.Kind {
+		case EventSnapshotChunk:
+			once.Do(func() { firstRow = time.Now(); close(emitted) })
+		case EventBeforeCommit:
+			if commits++; commits == 1 {
+				select {
+				case <-emitted:
+				case <-ctx.Done():
+				}
+				commitFrom = time.Now()
+			}
+		}
+	}
+	j, err = Recover(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if got := j.Resumed(); got == 0 || got >= rows {
+		t.Fatalf("resumed from %d persisted rows, want a stop mid-scan (of %d)", got, rows)
+	}
+	before := time.Now()
+	res, err := j.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case firstRow.IsZero():
+		t.Fatal("the recovered scan emitted no row")
+	case res.RecoveredAt.After(firstRow):
+		t.Errorf("recovery ended %v after the first row was emitted", res.RecoveredAt.Sub(firstRow))
+	case !res.RecoveredAt.Before(commitFrom):
+		t.Errorf("recovery ended %v after the first commit began, not at the first row", res.RecoveredAt.Sub(commitFrom))
+	case res.Recovery-res.Reopen > firstRow.Sub(before):
+		t.Errorf("recovery-sec %v after the reopen, longer than the %v from Run to the first row", res.Recovery-res.Reopen, firstRow.Sub(before))
 	}
 }
