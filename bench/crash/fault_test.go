@@ -136,6 +136,107 @@ func TestCleanReschedule(t *testing.T) {
 	}
 }
 
+// TestResumeEpochAtCkpt10: with a checkpoint every tenth barrier only checkpoints
+// sync, and a job resumes from the newest committed epoch that survived its stop:
+// after a clean stop the last one committed (closing the DB syncs its WAL);
+// after a power loss the last checkpoint (nothing else was synced); after a power
+// loss that followed a memtable flush, the last epoch flushed. Each stop comes at
+// the first epoch after a checkpoint, mid-backfill; B and the state verify after.
+func TestResumeEpochAtCkpt10(t *testing.T) {
+	const rows = 4000
+	errStop := errors.New("stopped")
+	for i, tc := range []struct {
+		name         string
+		crash, flush bool
+		atLast       bool // resumes from the last epoch committed, else from the last checkpoint
+	}{
+		{"clean-stop", false, false, true},
+		{"power-loss", true, false, false},
+		{"flush-then-power-loss", true, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			fs := vfs.NewCrashableMem()
+			cfg := SmallJob(rows, backfill.Merged, true, uint64(110+i))
+			cfg.FS, cfg.CheckpointFrequency = fs, 10
+			// Epochs cut by work: the stop comes at the same epoch, mid-scan, on any machine.
+			cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.SnapshotRateLimit = 100, 20, 0
+			runCtx, stop := context.WithCancelCause(ctx)
+			defer stop(nil)
+			var job *pipeline.Job
+			// Set by the hook (commit events come from one goroutine), read after Run.
+			var ckpt, last uint64 // the last checkpoint and the last epoch committed
+			var clone *vfs.MemFS
+			var stopErr error
+			stopped := false
+			cfg.OnEvent = func(ev pipeline.Event) {
+				if ev.Kind != pipeline.EventCommitted || clone != nil {
+					return
+				}
+				last = ev.Epoch
+				if ev.Checkpoint {
+					ckpt = ev.Epoch
+				}
+				if stopped || ev.Checkpoint || ckpt < 20 {
+					return
+				}
+				stopped = true
+				if ev.Final || ev.FinishedActors > 0 {
+					stopErr = fmt.Errorf("epoch %d: a scan ended before the stop; lengthen the job", ev.Epoch)
+				}
+				if tc.flush {
+					if err := job.Store().DB.Flush(); err != nil {
+						stopErr = fmt.Errorf("flush at epoch %d: %w", ev.Epoch, err)
+					}
+				}
+				if tc.crash {
+					clone = fs.CrashClone(vfs.CrashCloneCfg{})
+				}
+				stop(errStop)
+			}
+			job, err := pipeline.Prepare(ctx, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = job.Run(runCtx)
+			closeErr := job.Close()
+			if stopErr != nil {
+				t.Fatal(stopErr)
+			}
+			if !errors.Is(err, errStop) {
+				t.Fatalf("run: err = %v, want the stop: the job ended before it", err)
+			}
+			if !tc.crash && closeErr != nil { // after a power loss only the clone matters
+				t.Fatalf("close after the stop: %v", closeErr)
+			}
+			if last <= ckpt {
+				t.Fatalf("the last epoch committed, %d, is the last checkpoint, %d: want a stop after it", last, ckpt)
+			}
+			want := ckpt
+			if tc.atLast {
+				want = last
+			}
+			if tc.crash {
+				cfg.FS = clone
+			}
+			job = recoverJob(ctx, t, cfg)
+			if got := job.Store().Committed(); got != want {
+				t.Errorf("resumed from epoch %d, want %d (last checkpoint %d, last committed %d)", got, want, ckpt, last)
+			}
+			t.Logf("last checkpoint %d, last committed %d, resumed from %d (%d rows)", ckpt, last, job.Store().Committed(), job.Resumed())
+			res, err := job.Run(ctx) // verifies B == A and the state table
+			if err != nil {
+				t.Fatal(fmt.Errorf("restart: %w", err))
+			}
+			if res.Resumed == 0 {
+				t.Error("the restart resumed from no persisted rows, want those of the epoch it resumed from")
+			}
+		})
+	}
+}
+
 // recoverJob reopens a stopped job's DB without its event hook and checks that
 // what was committed is consistent with the persisted progress.
 func recoverJob(ctx context.Context, t *testing.T, cfg pipeline.Config) *pipeline.Job {

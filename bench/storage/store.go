@@ -62,7 +62,8 @@ type Store struct {
 	closed     sync.Once
 }
 
-// Open opens (or creates) the DB and takes a snapshot at its committed epoch.
+// Open opens (or creates) the DB and takes a snapshot at its committed epoch, the
+// newest that survived (at or after the last checkpoint).
 func Open(o Options) (*Store, error) {
 	if o.FS == nil {
 		return nil, errors.New("storage: Options.FS is nil")
@@ -111,7 +112,9 @@ func Open(o Options) (*Store, error) {
 		s.Close()
 		return nil, err
 	}
-	// What a reopened DB holds is on disk: it is the first checkpoint.
+	// What a reopened DB holds is on disk: it is the first checkpoint. Its epoch is
+	// the newest committed one that survived: the last checkpoint, or a later epoch
+	// a clean close (it syncs the WAL, where there is one) or a memtable flush kept.
 	s.publish(newEpochSnapshot(epoch, db.NewSnapshot()), true)
 	return s, nil
 }
