@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/google/pprof/profile"
 )
@@ -96,7 +97,7 @@ func sums(p *profile.Profile, kind, key, value string) (times, error) {
 				if line.Function == nil {
 					continue
 				}
-				name := line.Function.Name
+				name := shortName(line.Function.Name)
 				if li == 0 && ln == 0 {
 					t.flat[name] += v
 				}
@@ -108,6 +109,35 @@ func sums(p *profile.Profile, kind, key, value string) (times, error) {
 		}
 	}
 	return t, nil
+}
+
+// shortName writes a generic function's compiler shapes, its type arguments as
+// "[go.shape.…,…]" hundreds of characters long, as "[…]"; its instantiations then
+// count as one function, as a reader thinks of it.
+func shortName(name string) string {
+	var b strings.Builder
+	for {
+		open := strings.Index(name, "[go.shape.")
+		if open < 0 {
+			return b.String() + name
+		}
+		depth, end := 0, -1
+		for i := open; i < len(name) && end < 0; i++ {
+			switch name[i] {
+			case '[':
+				depth++
+			case ']':
+				if depth--; depth == 0 {
+					end = i
+				}
+			}
+		}
+		if end < 0 {
+			return b.String() + name // unbalanced: leave it as it is
+		}
+		b.WriteString(name[:open] + "[…]")
+		name = name[end+1:]
+	}
 }
 
 // grown returns the top functions by added time, most first; none that shrank.

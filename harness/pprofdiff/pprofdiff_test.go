@@ -71,3 +71,19 @@ func TestNotACPUProfile(t *testing.T) {
 		t.Error("garbage parsed as profiles")
 	}
 }
+
+func TestShortName(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"main.hot", "main.hot"},
+		{"github.com/cockroachdb/pebble/v2/sstable.(*singleLevelIterator[go.shape.274a,go.shape.*github.com/cockroachdb/pebble/v2/sstable/colblk.IndexIter,go.shape.5220]).SeekGE",
+			"github.com/cockroachdb/pebble/v2/sstable.(*singleLevelIterator[…]).SeekGE"},
+		{"p.F[go.shape.[]uint8,go.shape.int]", "p.F[…]"},
+		{"p.(*T[go.shape.int]).M[go.shape.string]", "p.(*T[…]).M[…]"},
+		{"p.F[int]", "p.F[int]"},
+		{"p.F[go.shape.int", "p.F[go.shape.int"},
+	} {
+		if got := shortName(c.in); got != c.want {
+			t.Errorf("shortName(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
