@@ -373,3 +373,56 @@ func TestRecoveryNames(t *testing.T) {
 		})
 	}
 }
+
+// TestImpossibleCellsSkipped: a sweep of vnodes and par keeps the cells where every
+// actor owns a vnode, says which pairs it left out, and is refused, naming both
+// flags, only when no cell is left.
+func TestImpossibleCellsSkipped(t *testing.T) {
+	for _, tc := range []struct {
+		name, vnodes, par string
+		cells             int      // kept, of 2 per pair (persist off and on)
+		impossible        []string // Impossible's lines
+		err               string   // in Validate's error; "": none
+	}{
+		{"the scale sweep", "1,256,4096", "1,2,4,8", 18, []string{"vnodes=1 with par=2,4,8 (6 cells): each actor owns at least one vnode"}, ""},
+		{"all possible", "256,4096", "1,8", 8, nil, ""},
+		{"one pair short", "2,4", "4", 2, []string{"vnodes=2 with par=4 (2 cells): each actor owns at least one vnode"}, ""},
+		{"the default vnodes", "", "8,256", 4, nil, ""},
+		{"none left", "1,2", "4,8", 0, []string{"vnodes=1 with par=4,8 (4 cells)", "vnodes=2 with par=4,8 (4 cells)"}, "--vnodes 1,2 with --par 4,8: no cell left, as each actor owns at least one vnode; give at least 4 vnodes or at most 2 actors"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m contract.Matrix
+			dims := map[string]string{"profile": "mem", "workload": "narrow", "rows": "1000", "persist": "off,on", "scan": "merged", "barrier": "100rows", "par": tc.par}
+			if tc.vnodes != "" {
+				dims["vnodes"] = tc.vnodes
+			}
+			for d, v := range dims {
+				if err := m.Set(d, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cells := m.Cells()
+			if len(cells) != tc.cells {
+				t.Errorf("%d cells, want %d", len(cells), tc.cells)
+			}
+			for _, c := range cells {
+				if c.Par > c.VnodeCount() {
+					t.Errorf("kept %s", c.Name())
+				}
+			}
+			got := m.Impossible()
+			if len(got) != len(tc.impossible) {
+				t.Fatalf("Impossible() = %q, want %d lines like %q", got, len(tc.impossible), tc.impossible)
+			}
+			for i, want := range tc.impossible {
+				if !strings.HasPrefix(got[i], want) {
+					t.Errorf("line %d = %q, want it to start with %q", i, got[i], want)
+				}
+			}
+			err := m.Validate()
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err) {
+				t.Errorf("Validate() = %v, want %q", err, tc.err)
+			}
+		})
+	}
+}

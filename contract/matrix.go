@@ -252,9 +252,41 @@ func (m Matrix) limits() []RateLimit {
 	return m.Limits
 }
 
-// Cells returns the cross product. Persist varies fastest, so on and off of one
-// configuration sit next to each other; profile varies slowest.
+// Cells returns the cross product without the cells no job can be (Impossible
+// says which). Persist varies fastest, so on and off of one configuration sit
+// next to each other; profile varies slowest.
 func (m Matrix) Cells() []Cell {
+	return slices.DeleteFunc(m.cross(), func(c Cell) bool { return c.Par > c.VnodeCount() })
+}
+
+// Impossible says which cells of the cross product Cells leaves out, one line
+// per vnode count with too many actors, and why: each actor owns at least one
+// vnode, so a sweep of vnodes and par skips the pairs that cannot be.
+func (m Matrix) Impossible() []string {
+	var out []string
+	for _, v := range m.vnodes() {
+		var pars []string
+		cells := 0
+		for _, p := range m.Pars {
+			if p > v {
+				pars = append(pars, strconv.Itoa(p))
+			}
+		}
+		if len(pars) == 0 {
+			continue
+		}
+		for _, c := range m.cross() {
+			if c.VnodeCount() == v && c.Par > v {
+				cells++
+			}
+		}
+		out = append(out, fmt.Sprintf("vnodes=%d with par=%s (%d cells): each actor owns at least one vnode", v, strings.Join(pars, ","), cells))
+	}
+	return out
+}
+
+// cross is the whole cross product, possible or not.
+func (m Matrix) cross() []Cell {
 	cells := []Cell{{}}
 	// expand crosses the cells so far with n values of one dimension.
 	expand := func(n int, set func(c *Cell, i int)) {
@@ -284,7 +316,8 @@ func (m Matrix) Cells() []Cell {
 }
 
 // Validate checks what no single dimension can: a change rate per second has no
-// meaning for barriers cut by rows read.
+// meaning for barriers cut by rows read, and some vnode count must have room for
+// some actor count.
 func (m Matrix) Validate() error {
 	for _, b := range m.Barriers {
 		for _, ch := range m.changes() {
@@ -293,12 +326,10 @@ func (m Matrix) Validate() error {
 			}
 		}
 	}
-	for _, v := range m.vnodes() {
-		for _, par := range m.Pars {
-			if par > v {
-				return fmt.Errorf("par=%d with vnodes=%d: each actor owns at least one vnode; give at least %d vnodes or fewer actors", par, v, par)
-			}
-		}
+	// Pairs of too many actors are skipped (Impossible); a matrix of nothing else is refused.
+	if len(m.Pars) > 0 && slices.Min(m.Pars) > slices.Max(m.vnodes()) {
+		return fmt.Errorf("--vnodes %s with --par %s: no cell left, as each actor owns at least one vnode; give at least %d vnodes or at most %d actors",
+			m.Get("vnodes"), m.Get("par"), slices.Min(m.Pars), slices.Max(m.vnodes()))
 	}
 	return nil
 }

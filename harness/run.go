@@ -90,11 +90,11 @@ func (m Measure) setup() (*measureSetup, error) {
 			return bad(fmt.Errorf("--profile: %w", err))
 		}
 	}
+	if err := m.Matrix.Validate(); err != nil { // before the emptiness: it names the flags that emptied it
+		return bad(err)
+	}
 	if len(m.Matrix.Cells()) == 0 {
 		return bad(errors.New("the matrix is empty: every dimension needs a value"))
-	}
-	if err := m.Matrix.Validate(); err != nil {
-		return bad(err)
 	}
 	s := &measureSetup{Measure: m, profiles: profiles, pairing: pairing}
 	for _, f := range m.ProfileFiles {
@@ -203,6 +203,10 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	planned := len(cells)
 	cells, skipped := runner.FitRoom(cells, s.profiles, room(), s.pairing)
 	log := cfg.logger()
+	impossible := cfg.Matrix.Impossible()
+	for _, sk := range impossible {
+		log.Warn("cells skipped: more actors than vnodes", "why", sk)
+	}
 	for _, sk := range skipped {
 		log.Warn("cell skipped: too large for this machine", "why", sk)
 	}
@@ -213,6 +217,12 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	if cfg.DryRun {
 		if err := runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard, s.pairing); err != nil {
 			return nil, err
+		}
+		if len(impossible)+len(skipped) > 0 {
+			fmt.Fprintln(cfg.Stdout)
+		}
+		for _, sk := range impossible {
+			fmt.Fprintf(cfg.Stdout, "skipped, more actors than vnodes: %s\n", sk)
 		}
 		for _, sk := range skipped {
 			fmt.Fprintf(cfg.Stdout, "skipped, too large for this machine: %s\n", sk)

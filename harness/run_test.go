@@ -3,8 +3,10 @@ package harness
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -398,6 +400,54 @@ func TestDryRunSkipsTooLarge(t *testing.T) {
 	cfg.Matrix.Rows = []int64{1_000_000_000}
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "every cell is too large") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestDryRunSkipsImpossible: a sweep of vnodes and par plans the cells where every
+// actor owns a vnode, says in the plan and the log which pairs it left out, and is
+// refused, naming both flags, when no cell is left.
+func TestDryRunSkipsImpossible(t *testing.T) {
+	for _, tc := range []struct {
+		vnodes, par string
+		plan        string // the plan's first words; "": refused
+		skipped     string // in the plan and the log
+		err         string
+	}{
+		{"1,256", "1,2", "plan: 6 cells × 1 rounds", "vnodes=1 with par=2 (2 cells): each actor owns at least one vnode", ""},
+		{"4,256", "1,2", "plan: 8 cells × 1 rounds", "", ""},
+		{"1", "2,4", "", "", "--vnodes 1 with --par 2,4: no cell left"},
+	} {
+		cfg := fakeConfig(t, "1000", 1)
+		cfg.DryRun = true
+		if err := cfg.Matrix.Set("vnodes", tc.vnodes); err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.Matrix.Set("par", tc.par); err != nil {
+			t.Fatal(err)
+		}
+		var out, log strings.Builder
+		cfg.Stdout, cfg.Logger = &out, slog.New(slog.NewTextHandler(&log, nil))
+		_, err := Run(context.Background(), cfg)
+		if tc.err != "" {
+			var ce *ConfigError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("--vnodes %s --par %s: err = %v, want a ConfigError with %q", tc.vnodes, tc.par, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := out.String()
+		if !strings.HasPrefix(plan, tc.plan) || strings.Contains(plan, "/vnodes=1/par=2") {
+			t.Errorf("--vnodes %s --par %s: plan:\n%s", tc.vnodes, tc.par, plan)
+		}
+		if got := strings.Contains(plan, "skipped, more actors than vnodes: "+tc.skipped+"\n"); got != (tc.skipped != "") {
+			t.Errorf("--vnodes %s --par %s: plan says skipped %v, want %q:\n%s", tc.vnodes, tc.par, got, tc.skipped, plan)
+		}
+		if got := strings.Contains(log.String(), "more actors than vnodes"); got != (tc.skipped != "") {
+			t.Errorf("--vnodes %s --par %s: log says skipped %v, want %q:\n%s", tc.vnodes, tc.par, got, tc.skipped, log.String())
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ var dimensionHelp = map[string]string{
 	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none",
 	"read":     "read modes of the scan after a barrier: uncommitted (the sealed epoch, without waiting for its commit; the default) or checkpoint (the last checkpoint and the changes buffered since)",
 	"ckpt":     "checkpoint frequencies: every n-th barrier syncs (1: every one, the default; the seed's era used 10)",
-	"vnodes":   "vnode counts (the default 256 is the engine's; at least par)",
+	"vnodes":   "vnode counts (the default 256 is the engine's); cells with more actors (par) than vnodes are skipped, saying so",
 	"par":      "backfill actors",
 }
 
