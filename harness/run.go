@@ -126,8 +126,9 @@ type RunConfig struct {
 	RawCopy     bool              // also run a raw copy of every table, the reference the scale plot draws
 	Recoveries  []runner.Recovery // BenchmarkRecovery runs after the cells (with shards, in shard 1)
 	CommandLine []string          // recorded in command.txt
-
-	room func() runner.Room // what the machine has for the jobs' tables (nil: MachineRoom)
+	// What the machine has for the jobs' tables (nil: runner.MachineRoom): which
+	// cells are skipped as too large, so a plan to compare byte for byte fixes it.
+	Room func() runner.Room
 }
 
 // QuickMatrix is the default suite: two workloads, persistence off and on, on the
@@ -197,8 +198,8 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		cells = runner.ShardCells(cells, s.profiles, cfg.Shard)
 	}
 	room := runner.MachineRoom
-	if cfg.room != nil {
-		room = cfg.room
+	if cfg.Room != nil {
+		room = cfg.Room
 	}
 	planned := len(cells)
 	cells, skipped := runner.FitRoom(cells, s.profiles, room(), s.pairing)

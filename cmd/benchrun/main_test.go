@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 )
 
@@ -23,21 +24,34 @@ func runArgs(args ...string) (stdout, stderr string, err error) {
 	return o.String(), e.String(), err
 }
 
+// TestGolden: commands' output against testdata/<case>.stdout (-update rewrites them).
+// A run's plan depends on the machine's room for the tables, so its cases fix one:
+// 16 GiB of memory, which the scale sweep's 10⁸-row cells do not fit.
 func TestGolden(t *testing.T) {
+	const room = 16 << 30
 	for _, tc := range []struct {
 		name string
 		args []string
+		room int64 // memory for run's tables; 0: not a run
 	}{
-		{"gen-bid-table", []string{"gen", "--workload", "bid", "--rows", "3", "--seed", "1"}},
-		{"gen-person-csv", []string{"gen", "--workload", "person", "--rows", "2", "--format", "csv"}},
-		{"gen-narrow-json", []string{"gen", "--workload", "narrow+uniform", "--rows", "2", "--format", "json"}},
-		{"run-dry-run", []string{"run", "--dry-run", "--pairing", "sequential"}}, // the default depends on the machine
+		{"gen-bid-table", []string{"gen", "--workload", "bid", "--rows", "3", "--seed", "1"}, 0},
+		{"gen-person-csv", []string{"gen", "--workload", "person", "--rows", "2", "--format", "csv"}, 0},
+		{"gen-narrow-json", []string{"gen", "--workload", "narrow+uniform", "--rows", "2", "--format", "json"}, 0},
+		{"run-dry-run", []string{"run", "--dry-run", "--pairing", "sequential"}, room}, // the default pairing depends on the machine
 		{"run-dry-run-matrix", []string{"run", "--dry-run", "--profile", "mem,gp3", "--workload", "bid,narrow+zipfian:1.2",
-			"--rows", "200_000", "--persist", "on,off", "--barrier", "100ms,1s", "--par", "1,2", "--count", "5", "--pairing", "sequential"}},
-		{"profiles", []string{"profiles"}},
+			"--rows", "200_000", "--persist", "on,off", "--barrier", "100ms,1s", "--par", "1,2", "--count", "5", "--pairing", "sequential"}, room},
+		{"run-dry-run-scale", []string{"run", "--dry-run", "--matrix", "scale"}, room},
+		{"run-dry-run-scale-sweep", []string{"run", "--dry-run", "--matrix", "scale", "--rows", "100000", "--vnodes", "1,256,4096", "--par", "1,2,4,8"}, room},
+		{"profiles", []string{"profiles"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			out, _, err := runArgs(tc.args...)
+			var out string
+			var err error
+			if tc.room == 0 {
+				out, _, err = runArgs(tc.args...)
+			} else {
+				out, err = runWithRoom(tc.args, runner.Room{Memory: tc.room})
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,6 +69,18 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runWithRoom is `benchrun run` (args[0]) on a machine with room for the tables.
+func runWithRoom(args []string, room runner.Room) (string, error) {
+	var o, e bytes.Buffer
+	cfg, err := runConfig(&o, &e, args[1:])
+	if err != nil {
+		return "", err
+	}
+	cfg.Room = func() runner.Room { return room }
+	_, err = harness.Run(context.Background(), cfg)
+	return o.String(), err
 }
 
 func TestGenFormatsParse(t *testing.T) {

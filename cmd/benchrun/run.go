@@ -77,6 +77,16 @@ var dimensionHelp = map[string]string{
 }
 
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	cfg, err := runConfig(stdout, stderr, args)
+	if err != nil {
+		return err
+	}
+	_, err = harness.Run(ctx, cfg)
+	return usageOf(err)
+}
+
+// runConfig binds run's flags: the configuration runRun hands to harness.Run.
+func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, error) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.Measure)
@@ -93,11 +103,11 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, stderr, args); err != nil {
-		return err
+		return cfg, err
 	}
 	var err error
 	if cfg.Shard, err = runner.ParseShard(*shard); err != nil {
-		return usageError{err}
+		return cfg, usageError{err}
 	}
 	countGiven, rawCopyGiven := false, false
 	fs.Visit(func(f *flag.Flag) {
@@ -113,7 +123,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	case "nightly":
 		profiles, err := profile.NewSet(cfg.ProfileFiles)
 		if err != nil {
-			return usageError{err}
+			return cfg, usageError{err}
 		}
 		cfg.Matrix = harness.NightlyMatrix(profiles)
 		if !countGiven {
@@ -134,19 +144,18 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			cfg.Pairing = string(runner.Sequential)
 		}
 	default:
-		return usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
+		return cfg, usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
 	}
 	given.apply(&cfg.Matrix)
 	if *base == "nightly" {
 		profiles, err := profile.NewSet(cfg.ProfileFiles)
 		if err != nil {
-			return usageError{err}
+			return cfg, usageError{err}
 		}
 		cfg.Recoveries = harness.NightlyRecoveries(cfg.Matrix, profiles)
 	}
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
-	_, err = harness.Run(ctx, cfg)
-	return usageOf(err)
+	return cfg, nil
 }
 
 // positiveDuration is a duration flag that must be > 0.
