@@ -71,10 +71,23 @@ func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string
 	return jobs, config, nil
 }
 
-// FitModel fits the cost model to results files and saves it to out (JSON); it
+// FitModel fits the cost model to results files and saves it to out (JSON; "":
+// model.json beside the first file, so the model stays with its results); it
 // writes a summary of the coefficients with their 95 % intervals to w, and draws
-// the results against size (scale.png and .svg beside out).
+// the results against size (scale.png and .svg beside out). It replaces an
+// earlier model at out, nothing else.
 func FitModel(w io.Writer, names []string, out string) error {
+	if len(names) == 0 {
+		return &ConfigError{fmt.Errorf("fit: want results files")}
+	}
+	if out == "" {
+		out = filepath.Join(filepath.Dir(names[0]), "model.json")
+	}
+	if _, err := os.Stat(out); err == nil {
+		if _, err := readModel(out); err != nil {
+			return &ConfigError{fmt.Errorf("fit: %s exists and is not a model benchrun fit wrote: name another file with --out", out)}
+		}
+	}
 	results, _, err := contract.ReadFiles(names...)
 	if err != nil {
 		return &ConfigError{fmt.Errorf("fit: %w", err)}
@@ -166,13 +179,9 @@ func writeHeldOut(w io.Writer, trained [2]float64, checks []costmodel.Check, err
 // has both.
 // A model is of one par (its configuration names it): par > 0 must be that one.
 func Predict(w io.Writer, modelPath string, q costmodel.Query, par int) error {
-	data, err := os.ReadFile(modelPath)
+	mf, err := readModel(modelPath)
 	if err != nil {
 		return &ConfigError{fmt.Errorf("predict: --model: %w", err)}
-	}
-	var mf modelFile
-	if err := json.Unmarshal(data, &mf); err != nil || mf.Model == nil {
-		return &ConfigError{fmt.Errorf("predict: --model %s: not a model that benchrun fit wrote (%v)", modelPath, err)}
 	}
 	if par > 0 && !slices.Contains(strings.Split(mf.Config, "/"), fmt.Sprintf("par=%d", par)) {
 		return &ConfigError{fmt.Errorf("predict: --par %d: the model is of %s; fit results of par=%d to predict it (the cost does not scale with actors beyond the cores: see the sweep's par cells)", par, mf.Config, par)}
@@ -196,6 +205,22 @@ func Predict(w io.Writer, modelPath string, q costmodel.Query, par int) error {
 		}
 	}
 	return nil
+}
+
+// readModel reads a model file that benchrun fit wrote.
+func readModel(path string) (*modelFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var mf modelFile
+	if err := json.Unmarshal(data, &mf); err != nil {
+		return nil, fmt.Errorf("%s: not a model that benchrun fit wrote: %v", path, err)
+	}
+	if mf.Model == nil {
+		return nil, fmt.Errorf("%s: not a model that benchrun fit wrote: it has no \"model\"", path)
+	}
+	return &mf, nil
 }
 
 // vnodeCount is a query's vnodes, 0 meaning the default.

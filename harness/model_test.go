@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -91,4 +92,68 @@ func TestFitAndPredict(t *testing.T) {
 
 func queryOf(rows, barrierSec float64, persist bool) costmodel.Query {
 	return costmodel.Query{Rows: rows, Barrier: barrierSec, Persist: persist}
+}
+
+// TestFitSavesBesideResults: without --out the model goes to model.json in the
+// first results file's directory, its plots beside it; a second fit replaces an
+// earlier model, but a file in the way that is not a model is refused, naming
+// --out, and left as it was.
+func TestFitSavesBesideResults(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		before  string // model.json before the fit: "" none, "model" an earlier fit's, else this text
+		out     string // --out: "" the default, "results" the results file itself
+		refused bool
+	}{
+		{"beside the results", "", "", false},
+		{"an earlier model replaced", "model", "", false},
+		{"a JSON file that is not a model", `{"notes": "mine"}`, "", true},
+		{"a text file", "hello\n", "", true},
+		{"--out naming the results", "", "results", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			results := writeSweep(t, "")
+			dir := filepath.Dir(results)
+			model := filepath.Join(dir, "model.json")
+			var out strings.Builder
+			switch tc.before {
+			case "":
+			case "model":
+				if err := FitModel(&out, []string{results}, ""); err != nil {
+					t.Fatal(err)
+				}
+				os.Remove(filepath.Join(dir, "scale.png"))
+			default:
+				os.WriteFile(model, []byte(tc.before), 0o644)
+			}
+			flagOut, guarded := "", model
+			if tc.out == "results" {
+				flagOut, guarded = results, results
+			}
+			before, _ := os.ReadFile(guarded)
+			err := FitModel(&out, []string{results}, flagOut)
+			if tc.refused {
+				var ce *ConfigError
+				if !errors.As(err, &ce) || !strings.Contains(err.Error(), guarded+" exists and is not a model") || !strings.Contains(err.Error(), "--out") {
+					t.Errorf("err = %v, want a ConfigError naming %s and --out", err, guarded)
+				}
+				if after, _ := os.ReadFile(guarded); string(after) != string(before) {
+					t.Errorf("%s changed though the fit was refused", guarded)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := readModel(model); err != nil {
+				t.Errorf("no model beside the results: %v", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "scale.png")); err != nil {
+				t.Errorf("no scale plot beside the model: %v", err)
+			}
+			if _, err := os.Stat("model.json"); err == nil {
+				t.Error("a model.json appeared in the current directory")
+			}
+		})
+	}
 }

@@ -14,9 +14,9 @@ import (
 
 func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("fit", flag.ContinueOnError)
-	out := fs.String("out", "model.json", "where the model goes (`file`)")
+	out := fs.String("out", "", "where the model goes (`file`; default model.json beside the first RESULTS file); an earlier model there is replaced, any other file refused")
 	fs.Usage = func() {
-		io.WriteString(fs.Output(), "usage: benchrun fit [--out model.json] RESULTS...\n\nFits the cost model (a per-row cost, one that grows with the table's size, a\nper-epoch and a per-persisted-epoch cost) to backfill results of one profile,\nworkload, scan and par, with 95 % bootstrap intervals.\n\n")
+		io.WriteString(fs.Output(), "usage: benchrun fit [--out FILE] RESULTS...\n\nFits the cost model (a per-row cost, one that grows with the table's size, a\nper-epoch and a per-persisted-epoch cost) to backfill results of one profile,\nworkload, scan and par, with 95 % bootstrap intervals, and saves it beside the\nresults (model.json, with scale.png and .svg) unless --out says where.\n\n")
 		fs.PrintDefaults()
 	}
 	pos, err := parseInterspersed(fs, stderr, args)
