@@ -51,6 +51,9 @@ type TraceLSM struct {
 	ReadAmp        int     `json:"read_amp"`
 	Stalls         int64   `json:"write_stalls"`
 	StallSec       float64 `json:"write_stall_sec"`
+	// Bytes of the epoch's commits that waited in a write stall (Pebble charges
+	// the wait to the batch that met it).
+	StallBytes int64 `json:"write_stall_bytes"`
 }
 
 // AppendTrace adds t as a line to the trace file, creating it if needed.

@@ -201,7 +201,7 @@ type EpochTrace struct {
 	ReadLag  uint64
 	Buffered int64
 	// The LSM once the epoch committed, with the write stalls during the epoch (from
-	// the previous commit to this one) in Stalls and StallTime.
+	// the previous commit to this one) in Stalls, StallTime and StallBytes.
 	LSM storage.LSM
 }
 
@@ -977,6 +977,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	lsm := c.store.LSM()
 	tr.LSM = lsm
 	tr.LSM.Stalls, tr.LSM.StallTime = lsm.Stalls-c.lastLSM.Stalls, lsm.StallTime-c.lastLSM.StallTime
+	tr.LSM.StallBytes = lsm.StallBytes - c.lastLSM.StallBytes
 	c.lastLSM = lsm
 	c.res.Epochs = append(c.res.Epochs, tr)
 	c.log.Debug("epoch committed", "epoch", epoch, "latency", tr.Latency, "snapshot_rows", tr.SnapshotRows, "upstream_rows", tr.UpstreamRows, "final", bar.Final)

@@ -367,7 +367,8 @@ func TestCheckpointUploadsOverlap(t *testing.T) {
 // a flushable batch; with Pebble's default of 2 memtables the next commit waits for
 // its flush, while the default here (the engine's shared buffer holds sealed
 // epochs) lets it go on. Flushes are slowed so that the second commit always comes
-// while the first epoch is still flushing.
+// while the first epoch is still flushing. The stalled bytes are the second
+// epoch's batch, the one that waited, and none without a stall.
 func TestLargeEpochDoesNotStallTheNext(t *testing.T) {
 	for _, tc := range []struct {
 		memtables int
@@ -390,8 +391,12 @@ func TestLargeEpochDoesNotStallTheNext(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if stalls := s.LSM().Stalls; (stalls > 0) != tc.stall {
-			t.Errorf("memtables %d: %d write stalls after epochs of 1.5 MB and 600 KB; want stalls: %v", tc.memtables, stalls, tc.stall)
+		lsm := s.LSM()
+		if (lsm.Stalls > 0) != tc.stall {
+			t.Errorf("memtables %d: %d write stalls after epochs of 1.5 MB and 600 KB; want stalls: %v", tc.memtables, lsm.Stalls, tc.stall)
+		}
+		if second := lsm.StallBytes >= 600_000 && lsm.StallBytes < 1_000_000; second != tc.stall || !tc.stall && lsm.StallBytes != 0 {
+			t.Errorf("memtables %d: %d bytes in write stalls; want the second epoch's ~610 KB: %v", tc.memtables, lsm.StallBytes, tc.stall)
 		}
 		s.Close()
 	}

@@ -51,8 +51,8 @@ type Store struct {
 	bgErr atomic.Pointer[error] // the first failed flush or compaction
 
 	// Write stalls so far: how many, their total time, and when the current one
-	// began (unix ns; 0: none).
-	stalls, stallNanos, stallFrom atomic.Int64
+	// began (unix ns; 0: none); and the bytes of the commits that waited in one.
+	stalls, stallNanos, stallFrom, stallBytes atomic.Int64
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
@@ -187,7 +187,7 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 		s.publish(newEpochSnapshot(epoch, s.DB.NewSnapshot()), sync)
 		return nil, nil
 	}
-	if err := b.Commit(pebble.NoSync); err != nil {
+	if err := s.commitBatch(b, pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
 	flushed, err := s.DB.AsyncFlush()
@@ -249,13 +249,28 @@ func (s *Store) commit(b *pebble.Batch, durable bool) error {
 	if durable && !s.objectStore {
 		opt = pebble.Sync
 	}
-	if err := b.Commit(opt); err != nil {
+	if err := s.commitBatch(b, opt); err != nil {
 		return err
 	}
 	if durable && s.objectStore {
 		if err := s.DB.Flush(); err != nil {
 			return fmt.Errorf("flush to the object store: %w", err)
 		}
+	}
+	return nil
+}
+
+// commitBatch commits b, counting its bytes as stalled when the commit waited in a
+// write stall. Pebble charges the wait to the batch that met the stall; a job's
+// epochs commit one at a time, so none waits behind it uncounted. A stall met by
+// a flush (no batch) has time and no bytes.
+func (s *Store) commitBatch(b *pebble.Batch, opt *pebble.WriteOptions) error {
+	n := int64(b.Len()) // a large batch's contents go to the memtable queue in the commit
+	if err := b.Commit(opt); err != nil {
+		return err
+	}
+	if st := b.CommitStats(); st.MemTableWriteStallDuration+st.L0ReadAmpWriteStallDuration > 0 {
+		s.stallBytes.Add(n)
 	}
 	return nil
 }
@@ -346,6 +361,7 @@ type LSM struct {
 	ReadAmp        int    // sstables and memtables a point read may visit
 	Stalls         int64  // write stalls so far
 	StallTime      time.Duration
+	StallBytes     int64 // bytes of the commits that waited in a write stall, so far
 }
 
 // LSM returns the LSM's shape now and the write stalls so far.
@@ -354,6 +370,7 @@ func (s *Store) LSM() LSM {
 	return LSM{
 		L0Files: m.Levels[0].TablesCount, L0Sublevels: m.Levels[0].Sublevels, CompactionDebt: m.Compact.EstimatedDebt,
 		Memtables: m.MemTable.Count, ReadAmp: m.ReadAmp(), Stalls: s.stalls.Load(), StallTime: time.Duration(s.stallNanos.Load()),
+		StallBytes: s.stallBytes.Load(),
 	}
 }
 
