@@ -159,45 +159,6 @@ func TestReadsDoNotWaitForCommits(t *testing.T) {
 	}
 }
 
-// TestEpochsCarryLSMState: a job with a 1 MiB memtable and epochs over half of it
-// flushes, compacts and stalls while it runs, and its epochs show it: L0 files, a
-// read amplification above one, memtables counted, and the write stalls of each
-// epoch adding up to no more than the store counted from the job's start (none
-// from loading A).
-func TestEpochsCarryLSMState(t *testing.T) {
-	cfg := smallJob(100000, 2, 16, false, 9)
-	cfg.MemTableSize = 1 << 20
-	cfg.SnapshotRateLimit = 0
-	// Epochs of 600 KiB, over half the memtable: each is a flushable batch, which
-	// queues memtables and stalls writes.
-	cfg.BarrierRows, cfg.ChangesPerEpoch = 15000, 50
-	j, err := Prepare(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer j.Close()
-	before := j.Store().LSM().Stalls
-	res, err := j.Run(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var l0, readAmp, memtables, stalls int64
-	for _, e := range res.Epochs {
-		l0, readAmp, memtables = max(l0, e.LSM.L0Files), max(readAmp, int64(e.LSM.ReadAmp)), max(memtables, e.LSM.Memtables)
-		stalls += e.LSM.Stalls
-	}
-	t.Logf("%d epochs; most L0 files %d, read amp %d, memtables %d; %d stalls; flushed %d B, compacted %d B during the job",
-		len(res.Epochs), l0, readAmp, memtables, stalls, res.FS.Bytes[meterfs.Flush], res.FS.Bytes[meterfs.Compaction])
-	if res.FS.Bytes[meterfs.Flush] == 0 || l0 == 0 || readAmp < 2 || memtables < 1 {
-		t.Errorf("the job flushed %d bytes, but its epochs show at most %d L0 files, read amp %d, %d memtables", res.FS.Bytes[meterfs.Flush], l0, readAmp, memtables)
-	}
-	// Run also settles after the final commit, and the settle's flush may stall
-	// once more: the epochs hold at most what the store counted, never the load's.
-	if during := j.Store().LSM().Stalls - before; stalls > during {
-		t.Errorf("the epochs' stalls add up to %d, more than the %d the store counted from the job's start", stalls, during)
-	}
-}
-
 func TestEdgeCases(t *testing.T) {
 	tests := []struct {
 		name string
