@@ -133,7 +133,7 @@ type RunConfig struct {
 
 // QuickMatrix is the default suite: two workloads, persistence off and on, on the
 // in-memory profile, with barriers cut by work (every 2 500 snapshot rows: 120
-// epochs, every run the same); 24 rounds of it take ~75 s on two cores.
+// epochs, every run the same); 48 rounds of it take ~2.5 minutes on two cores.
 func QuickMatrix() contract.Matrix {
 	return contract.Matrix{
 		Profiles: []string{"mem"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
@@ -164,11 +164,13 @@ const ScaleCount = MinCount
 // interval of a median.
 const MinCount = 6
 
-// QuickCount is the quick suite's default number of rounds. In a duet on 2 cores 24
-// rounds take ~75 s and give the on-vs-off ratios of steady rows/s, CPU per row and
-// barrier p50 95 % intervals within ±2 % (16 rounds left the p50's at ±2.4–3 %);
-// back to back they take ~4 minutes.
-const QuickCount = 24
+// QuickCount is the quick suite's default number of rounds. In a duet on 2 cores 48
+// rounds take ~2.5 minutes and give the on-vs-off ratios of steady rows/s, CPU per
+// row and barrier p50 95 % intervals within ±2 % (±0.6–1.5 % measured): 24 rounds
+// left the p50's at ±2.0–2.9 %, its own noise being each run's (a median of ~120
+// barrier latencies), which only more rounds average out. Back to back they take
+// ~8 minutes.
+const QuickCount = 48
 
 // RunReport is what a run of the matrix left.
 type RunReport struct {
