@@ -109,7 +109,7 @@ func (cfg *CompareConfig) setup() (*compareSetup, error) {
 		return bad(fmt.Errorf("--cells-from-diff %s: the sides are results files, not commits: there is no diff", cfg.CellsFromDiff))
 	}
 	if s.base.file == "" {
-		m, err := cfg.Measure.setup()
+		m, err := cfg.Measure.setup(cfg.logger())
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +252,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	}
 	if v.Regression && why != nil {
 		why(v)
-		addByteChanges(v, g)
+		addByteChanges(v)
 	}
 	if err := writeComparison(cfg, dir, v, g, traces); err != nil {
 		return v, err

@@ -44,7 +44,7 @@ type NoiseRow struct {
 // ratio and the change a compare of that many rounds could detect: what this
 // machine can resolve.
 func Noise(ctx context.Context, cfg NoiseConfig) ([]NoiseRow, error) {
-	s, err := cfg.Measure.setup()
+	s, err := cfg.Measure.setup(cfg.logger())
 	if err != nil {
 		return nil, err
 	}

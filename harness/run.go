@@ -66,7 +66,8 @@ type measureSetup struct {
 }
 
 // setup checks the measure and loads its profiles; errors are ConfigErrors.
-func (m Measure) setup() (*measureSetup, error) {
+// Cells no job can be (more actors than vnodes) are left out, and log says which.
+func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 	bad := func(err error) (*measureSetup, error) { return nil, &ConfigError{err} }
 	if m.Count < 1 {
 		return bad(fmt.Errorf("--count %d: must be ≥ 1", m.Count))
@@ -95,6 +96,9 @@ func (m Measure) setup() (*measureSetup, error) {
 	}
 	if len(m.Matrix.Cells()) == 0 {
 		return bad(errors.New("the matrix is empty: every dimension needs a value"))
+	}
+	for _, sk := range m.Matrix.Impossible() {
+		log.Warn("cells skipped: more actors than vnodes", "why", sk)
 	}
 	s := &measureSetup{Measure: m, profiles: profiles, pairing: pairing}
 	for _, f := range m.ProfileFiles {
@@ -188,7 +192,7 @@ type RunReport struct {
 // says how many failed. A cancelled ctx stops the current run and keeps everything
 // finished.
 func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
-	s, err := cfg.Measure.setup()
+	s, err := cfg.Measure.setup(cfg.logger())
 	if err != nil {
 		return nil, err
 	}
@@ -207,9 +211,6 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	cells, skipped := runner.FitRoom(cells, s.profiles, room(), s.pairing)
 	log := cfg.logger()
 	impossible := cfg.Matrix.Impossible()
-	for _, sk := range impossible {
-		log.Warn("cells skipped: more actors than vnodes", "why", sk)
-	}
 	for _, sk := range skipped {
 		log.Warn("cell skipped: too large for this machine", "why", sk)
 	}

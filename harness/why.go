@@ -115,33 +115,25 @@ func tail(out []byte) string {
 }
 
 // addByteChanges puts beside each profiled cell of v its bytes by category (the
-// logical bytes, then each filesystem category) from the comparison's grid.
-func addByteChanges(v *judge.Verdict, g *judge.Grid) {
+// logical bytes, then each filesystem category), from v's own findings.
+func addByteChanges(v *judge.Verdict) {
 	units := []string{contract.UnitLogicalPerOp}
 	for _, c := range contract.FSCategories {
 		units = append(units, contract.FSUnit(c))
 	}
-	medians := map[[2]string][2]*judge.GridCell{}
-	for _, t := range g.Tables {
-		if !slices.Contains(units, t.Unit) || len(t.Cols) != 2 {
-			continue
-		}
-		for _, row := range t.Rows {
-			medians[[2]string{contract.Label(row.StringValues()), t.Unit}] = [2]*judge.GridCell{
-				t.Cells[judge.GridKey{Row: row, Col: t.Cols[0]}], t.Cells[judge.GridKey{Row: row, Col: t.Cols[1]}]}
-		}
-	}
 	for i := range v.Why {
 		for _, u := range units {
-			pair := medians[[2]string{v.Why[i].Cell, u}]
-			if pair[0] == nil || pair[1] == nil || pair[0].Summary.Center == 0 && pair[1].Summary.Center == 0 {
-				continue // a category neither side wrote says nothing
+			for _, f := range v.Findings {
+				if f.Cell != v.Why[i].Cell || f.Unit != u || f.Base.Median == 0 && f.Head.Median == 0 {
+					continue // a category neither side wrote says nothing
+				}
+				b := judge.ByteChange{Unit: u, Base: f.Base.Median, Head: f.Head.Median}
+				if b.Base != 0 {
+					d := b.Head/b.Base - 1
+					b.Delta = &d
+				}
+				v.Why[i].Bytes = append(v.Why[i].Bytes, b)
 			}
-			b := judge.ByteChange{Unit: u, Base: pair[0].Summary.Center, Head: pair[1].Summary.Center}
-			if b.Base != 0 {
-				b.Delta = b.Head/b.Base - 1
-			}
-			v.Why[i].Bytes = append(v.Why[i].Bytes, b)
 		}
 	}
 }

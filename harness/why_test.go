@@ -84,38 +84,46 @@ func TestWhyShowsBytesByCategory(t *testing.T) {
 	var base, head judge.Side
 	for r := range 6 {
 		for i, side := range []*judge.Side{&base, &head} {
-			wal := 1000.0 + float64(r) // the head writes twice the WAL, the same flushes
+			wal, compaction := 1000.0+float64(r), 0.0 // the head writes twice the WAL and compacts
 			if i == 1 {
-				wal *= 2
+				wal, compaction = 2*wal, 4096
 			}
 			side.Results = append(side.Results, &benchfmt.Result{Name: benchfmt.Name(contract.BenchmarkName + "/" + cell + "-2"), Iters: 1,
 				Values: []benchfmt.Value{
 					{Value: 900, Unit: contract.UnitLogicalPerOp},
 					{Value: wal, Unit: contract.FSUnit("wal")},
 					{Value: 500, Unit: contract.FSUnit("flush")},
-					{Value: 0, Unit: contract.FSUnit("compaction")}, // written by neither: left out
+					{Value: compaction, Unit: contract.FSUnit("compaction")},
+					{Value: 0, Unit: contract.FSUnit("manifest")}, // written by neither: left out
 					{Value: 1e6, Unit: contract.UnitSteadyRows},
 				}})
 			side.Rounds = append(side.Rounds, r)
 		}
 	}
-	_, g, err := judge.Compare(base, head, contract.UnitMap(), judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+	v, _, err := judge.Compare(base, head, contract.UnitMap(), judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &judge.Verdict{Regression: true, Why: []judge.Why{{Cell: cell, Error: "not profiled in this test"}}}
-	addByteChanges(v, g)
+	v.Why = []judge.Why{{Cell: cell, Error: "not profiled in this test"}}
+	addByteChanges(v)
+	zero, double := 0.0, 1.0
 	want := []judge.ByteChange{
-		{Unit: contract.UnitLogicalPerOp, Base: 900, Head: 900},
-		{Unit: contract.FSUnit("wal"), Base: 1002.5, Head: 2005, Delta: 1},
-		{Unit: contract.FSUnit("flush"), Base: 500, Head: 500},
+		{Unit: contract.UnitLogicalPerOp, Base: 900, Head: 900, Delta: &zero},
+		{Unit: contract.FSUnit("wal"), Base: 1002.5, Head: 2005, Delta: &double},
+		{Unit: contract.FSUnit("flush"), Base: 500, Head: 500, Delta: &zero},
+		{Unit: contract.FSUnit("compaction"), Base: 0, Head: 4096},
 	}
-	if got := v.Why[0].Bytes; !slices.Equal(got, want) {
+	got := v.Why[0].Bytes
+	if !slices.EqualFunc(got, want, func(a, b judge.ByteChange) bool {
+		return a.Unit == b.Unit && a.Base == b.Base && a.Head == b.Head && (a.Delta == nil) == (b.Delta == nil) && (a.Delta == nil || *a.Delta == *b.Delta)
+	}) {
 		t.Errorf("bytes %+v, want %+v", got, want)
 	}
 	var md bytes.Buffer
 	render.WriteReport(&md, v, "benchrun compare main slow", "fixture", nil)
-	if want := "| fs-wal-B/op | 1002.5B | 1.958KiB | +100.00% |"; !strings.Contains(md.String(), want) {
-		t.Errorf("report.md lacks %q:\n%s", want, md.String())
+	for _, want := range []string{"| fs-wal-B/op | 1002.5B | 1.958KiB | +100.00% |", "| fs-compaction-B/op | 0.000B | 4.000KiB | new |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
 	}
 }

@@ -173,7 +173,8 @@ func TestUsageErrors(t *testing.T) {
 		{"fit"},
 		{"fit", "/nonexistent.txt"},
 		{"predict", "--model", "/nonexistent.json", "--rows", "1e9"},
-		{"predict", "--persist", "maybe"},
+		{"predict", "--model", "m.json", "--persist", "maybe"},
+		{"predict", "--rows", "1e9"}, // no --model
 		{"site"},
 		{"site", "--history", "/nonexistent", "--out", "x"},
 		{"site", "--history", ".", "--out", "x", "--commit-url", "https://example.invalid/"},

@@ -31,7 +31,7 @@ func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
 
 func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
-	model := fs.String("model", "model.json", "the model `file` benchrun fit wrote")
+	model := fs.String("model", "", "the model `file` benchrun fit wrote (required: fit saves model.json beside its results)")
 	rows := fs.Float64("rows", 0, "rows of the table (required)")
 	barrier := fs.String("barrier", "1s", "barriers: an interval (1s) or snapshot rows per epoch (50krows)")
 	persist := fs.String("persist", "off", "on or off")
@@ -43,6 +43,9 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	}
 	if err := parse(fs, stderr, args); err != nil {
 		return err
+	}
+	if *model == "" {
+		return usageError{errors.New("predict: --model: want the model benchrun fit wrote (by default model.json beside the results it fitted)")}
 	}
 	if *persist != "on" && *persist != "off" {
 		return usageError{errors.New("predict: --persist: want on or off")}

@@ -151,12 +151,13 @@ type Why struct {
 	Bytes []ByteChange `json:"bytes,omitempty"`
 }
 
-// ByteChange is one byte unit's medians on each side and their relative change.
+// ByteChange is one byte unit's medians on each side and their relative change,
+// absent when the base wrote none.
 type ByteChange struct {
-	Unit  string  `json:"unit"`
-	Base  float64 `json:"base"`
-	Head  float64 `json:"head"`
-	Delta float64 `json:"delta"`
+	Unit  string   `json:"unit"`
+	Base  float64  `json:"base"`
+	Head  float64  `json:"head"`
+	Delta *float64 `json:"delta,omitempty"`
 }
 
 // Outcome is the verdict in a word: regression, inconclusive or no regression.

@@ -211,7 +211,11 @@ func writeByteChanges(w io.Writer, bytes []judge.ByteChange) {
 	}
 	fmt.Fprint(w, "Bytes written in the job, by category (medians):\n\n| bytes | base | head | change |\n|---|---|---|---|\n")
 	for _, b := range bytes {
-		fmt.Fprintf(w, "| %s | %sB | %sB | %+.2f%% |\n", b.Unit, benchunit.Scale(b.Base, benchunit.Binary), benchunit.Scale(b.Head, benchunit.Binary), 100*b.Delta)
+		change := "new" // the base wrote none
+		if b.Delta != nil {
+			change = fmt.Sprintf("%+.2f%%", 100**b.Delta)
+		}
+		fmt.Fprintf(w, "| %s | %sB | %sB | %s |\n", b.Unit, benchunit.Scale(b.Base, benchunit.Binary), benchunit.Scale(b.Head, benchunit.Binary), change)
 	}
 	fmt.Fprintln(w)
 }
