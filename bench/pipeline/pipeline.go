@@ -243,10 +243,7 @@ type Result struct {
 	SnapshotRows int64
 	UpstreamRows int64
 	Epochs       []EpochTrace // the upstream's epochs (the job's, for coupled scans)
-	// Snapshot scan: the creating job's own epochs, in order (nil for the coupled
-	// scans, whose creating job commits in the upstream's epochs).
-	Creating []EpochTrace
-	Logical  LogicalBytes
+	Logical      LogicalBytes
 	FS           meterfs.Stats // physical bytes written during the job (start to final commit): the hot path
 	Settle       meterfs.Stats // physical bytes written by the untimed flush and compactions after it
 	CPU          time.Duration // process user+sys during the job
@@ -267,6 +264,10 @@ type Result struct {
 	// Resumed are the snapshot rows the persisted progress says were backfilled
 	// before a recovery (0 with persist=off, which starts over).
 	Resumed int64
+
+	// Snapshot scan: the creating job's own epochs, in order (nil for the coupled
+	// scans, whose creating job commits in the upstream's epochs).
+	Creating []EpochTrace
 }
 
 // Rows is snapshot plus upstream rows processed.
@@ -378,6 +379,11 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 // cfg must be the stopped job's, except Par, Scan, Read and the hooks; a new Par
 // reassigns vnodes (the merged scan refuses it when an actor's vnodes disagree).
 func Recover(ctx context.Context, cfg Config) (*Job, error) {
+	if cfg.Scan == backfill.Snapshot {
+		// Its state (per-vnode progress, creating_epoch and the change log) is
+		// persisted, but resuming from it is not written yet.
+		return nil, errors.New("pipeline: recover: scan=snapshot cannot recover yet: its creating job commits apart from the upstream and resuming it (snapshot phase or log phase) is not modelled; run crash and recovery tests with scan=merged or per-vnode")
+	}
 	start := time.Now()
 	j, err := open(cfg, false)
 	if err != nil {

@@ -43,7 +43,7 @@ type creatingJob struct {
 	gated    bool   // work-driven cadence
 	ckptFreq uint64 // checkpoint frequency, for replayed epochs
 	wakeGate func()
-	finish   chan struct{} // closed at the join (time-driven cadence: the next epoch is the last)
+	finish   chan struct{}                      // closed at the join (time-driven cadence: the next epoch is the last)
 	delay    func(actor int, b *stream.Barrier) // Config.CreatingDelay
 
 	mu       sync.Mutex
