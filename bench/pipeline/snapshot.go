@@ -56,7 +56,8 @@ type creatingJob struct {
 	tapSeen  []uint64 // the last upstream barrier each tap passed
 	sealed   uint64   // the last upstream barrier any tap passed
 	// Log phase: the epoch the MV holds, the lag limit in half epochs, whether a
-	// replay is out, and (work-driven) the epochs the source may cut and has cut.
+	// replay is out, the last upstream epoch the limit lets through, and
+	// (work-driven) the epochs the source has cut.
 	dataEpoch        uint64
 	lim2             int64
 	replaying        bool
@@ -200,7 +201,8 @@ func (cj *creatingJob) tap(ctx context.Context, a int, db *pebble.DB, schema *ro
 				box.push(stream.Message{Chunk: h})
 			}
 			box.push(stream.Message{Barrier: b})
-		case cj.phase == phaseSnapshot:
+		case cj.phase == phaseSnapshot || cj.made[epoch] != nil:
+			// Another tap made it before the log phase began: every actor gets it.
 			box.push(stream.Message{Barrier: cj.creatingFor(b)})
 		}
 		held = held[:0]
@@ -208,7 +210,7 @@ func (cj *creatingJob) tap(ctx context.Context, a int, db *pebble.DB, schema *ro
 		cj.sealed = max(cj.sealed, epoch)
 		// Held back: the engine's upstream buffer stops polling, and the upstream
 		// stalls behind it (time-driven; work-driven, the gate does not cut).
-		for !cj.gated && cj.phase == phaseLog && 2*int64(epoch-cj.dataEpoch) >= cj.lim2 && ctx.Err() == nil {
+		for !cj.gated && cj.phase == phaseLog && epoch >= cj.cutLimit && ctx.Err() == nil {
 			cj.cond.Wait()
 		}
 		cj.mu.Unlock()
@@ -245,6 +247,9 @@ func (cj *creatingJob) upstreamCommitted(e uint64) {
 	cj.mu.Lock()
 	defer cj.mu.Unlock()
 	cj.committed = e
+	// Its taps have all handed in its log, some perhaps not yet marked it passed:
+	// the join must not make it coupled.
+	cj.sealed = max(cj.sealed, e)
 	cj.dispatch()
 }
 
@@ -303,29 +308,24 @@ func (cj *creatingJob) creatingCommitted(seq uint64, finished bool, replayed uin
 	case replayed > 0:
 		cj.replaying = false
 		cj.dataEpoch = replayed
-		if cj.gated {
-			// The upstream may cut while its lag is below the limit, and does at once.
-			cj.cutLimit = max(cj.cutLimit, replayed+uint64(max(cj.lim2+1, 0)/2))
-			lag := int64(max(cj.cut, cj.cutLimit) - replayed)
-			cj.lim2 = min(2*lag, cj.lim2-1)
-			cj.lags[seq] = lag
+		// The upstream may go on while its lag is below the limit (up to cutLimit),
+		// then the limit shrinks by half an epoch, and to the lag if that is less.
+		cj.cutLimit = max(cj.cutLimit, replayed+uint64(max(cj.lim2+1, 0)/2))
+		cj.lim2 = min(2*int64(cj.cutLimit-replayed), cj.lim2-1)
+		if cj.gated { // work-driven: the upstream uses its allowance at once
+			cj.lags[seq] = int64(cj.cutLimit - replayed)
 			if cj.wakeGate != nil {
 				cj.wakeGate()
 			}
 		} else {
-			lag := int64(cj.sealed - replayed)
-			cj.lim2 = min(2*lag, cj.lim2-1)
-			cj.lags[seq] = lag
+			cj.lags[seq] = int64(cj.sealed - replayed)
 		}
 		cj.dispatch()
 	case cj.phase == phaseSnapshot && finished:
 		// Every snapshot is read: replay what the upstream committed since, with
 		// the lag limit at the lag now.
 		cj.phase = phaseLog
-		if cj.gated {
-			cj.cut = cj.sealed
-			cj.cutLimit = cj.sealed
-		}
+		cj.cut, cj.cutLimit = cj.sealed, cj.sealed
 		cj.lim2 = 2 * int64(cj.sealed-cj.snapshot)
 		cj.dispatch()
 	}
