@@ -14,6 +14,15 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		FSBytes: map[string]int64{}, FSSyncs: map[string]int64{},
 		Logical: map[string]int64{"upstream": r.Logical.Upstream, "mv": r.Logical.MV, "state": r.Logical.State},
 	}
+	if r.Logical.Log > 0 {
+		t.Logical["log"] = r.Logical.Log
+	}
+	for _, e := range r.Creating {
+		t.Creating = append(t.Creating, contract.TraceCreatingEpoch{
+			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
+			SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows, Replayed: e.Replayed, LagEpochs: e.Lag, Rebuilds: e.Rebuilds,
+		})
+	}
 	for _, cat := range meterfs.Categories() {
 		t.FSBytes[cat.String()] = r.FS.Bytes[cat]
 		t.FSSyncs[cat.String()] = r.FS.Syncs[cat]
