@@ -124,6 +124,9 @@ func TestSnapshotCadenceIsDeterministic(t *testing.T) {
 	if a.Logical != b.Logical {
 		t.Errorf("logical bytes %+v, then %+v", a.Logical, b.Logical)
 	}
+	if wa, wb := a.FS.Bytes[0], b.FS.Bytes[0]; wa != wb {
+		t.Errorf("WAL bytes %d, then %d", wa, wb)
+	}
 }
 
 // TestSnapshotUpstreamDoesNotWaitForCreatingJob: the upstream runs its own barriers.
