@@ -43,7 +43,7 @@ var categoryColors = []color.Color{colorSky, colorGreen, colorVermilion, colorPu
 
 // keyUnits are the metrics the variant and trend plots show, those present.
 var keyUnits = []string{contract.UnitSteadyRows, contract.Tidy(contract.UnitSteadyCPU), contract.UnitBarrierP99, contract.UnitWriteAmp,
-	contract.UnitRowsPerSec, contract.Tidy(contract.UnitCPUPerRow)}
+	contract.UnitRowsPerSec, contract.Tidy(contract.UnitCPUPerRow), contract.UnitPersistBytes}
 
 // variantColor is the colour of the i-th variant (off/base, on/head, then others).
 func variantColor(i int) color.Color {
