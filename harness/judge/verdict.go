@@ -492,8 +492,10 @@ func compareExact(base, head *GridCell) (c Change, ok bool) {
 	c.P = 1
 	switch {
 	case b == h:
+	case b == 0 && h < 0:
+		return Change{}, false // no ratio and no rise: the statistics say what they can
 	case b == 0:
-		c.P, c.FromZero = 0, h > 0
+		c.P, c.FromZero = 0, true
 	default:
 		c.P, c.Delta = 0, h/b-1
 	}

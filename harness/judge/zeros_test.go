@@ -47,6 +47,7 @@ func TestZerosAndExactUnits(t *testing.T) {
 		{"exact, unchanged", contract.UnitStateRows, rep(3, 256), rep(3, 256), true, NoRegression, false},
 		{"exact fall", contract.UnitPersistBytes, rep(3, 1000), rep(3, 900), false, Improvement, false},
 		{"exact fall to zero", contract.UnitPersistBytes, rep(3, 1000), rep(3, 0), false, Improvement, false},
+		{"exact, from zero to below it: no ratio, no rise", contract.UnitPersistBytes, rep(3, 0), rep(3, -5), false, Inconclusive, false},
 		{"exact unit that varied, same distribution", contract.UnitStateBytes, sample(rng, 8, 1000, 0.001), sample(rng, 8, 1000, 0.001), false, NoRegression, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
