@@ -556,7 +556,7 @@ func PlotBytes(g *judge.Grid, colNames []string, base string) error {
 			}
 			s.GlyphStyle = draw.GlyphStyle{Color: colorBlack, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
 			p.Add(s)
-			p.Legend.Add("logical bytes (write-amp = bar ÷ this)", s)
+			p.Legend.Add("logical bytes, state included (write-amp leaves state out)", s)
 		}
 	}
 	p.NominalX(labels...)
