@@ -383,14 +383,15 @@ func TestPushRetry(t *testing.T) {
 // TestNightlyAlert runs the alert script night after night against one fake gh: a
 // regression change point opens one issue, which no later night duplicates, open
 // or closed; it is commented on only when the change point's night is new to it;
-// newest-night alerts and improvements open none.
+// newest-night alerts and improvements open none. The body gives the bisect
+// command from the night before to the change's commit.
 func TestNightlyAlert(t *testing.T) {
 	env, state := fakeGH(t)
 	env = append(env, "REPO=o/r")
 	const title = "Nightly regression: steady-rows/s of profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2 from c0200000000a"
 	alerts := func(night string) string {
 		return `[
-{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"` + night + `","commit":"c0200000000abcdef","delta":-0.08},
+{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"` + night + `","commit":"c0200000000abcdef","previous_commit":"c0100000000abcdef","delta":-0.08},
 {"kind":"newest night","status":"regression","cell":"x","unit":"steady-rows/s","night":"n","commit":"c","delta":-0.1},
 {"kind":"change point","status":"improvement","cell":"y","unit":"write-amp","night":"n","commit":"c","delta":-0.1}]`
 	}
@@ -422,8 +423,12 @@ func TestNightlyAlert(t *testing.T) {
 	if issues := readFile(t, filepath.Join(state, "issues")); issues != "1\tclosed\t"+title+"\n" {
 		t.Errorf("issues %q, want #1 for the change point, closed", issues)
 	}
-	if body := readFile(t, filepath.Join(state, "body")); !strings.HasPrefix(body, "steady-rows/s -8% from night 20261104T020000Z-c02 (commit c0200000000abcdef)") {
+	body := readFile(t, filepath.Join(state, "body"))
+	if !strings.HasPrefix(body, "steady-rows/s -8% from night 20261104T020000Z-c02 (commit c0200000000abcdef)") {
 		t.Errorf("the comment %q does not give the change and its new night", body)
+	}
+	if want := "/tmp/benchrun bisect c0100000000abcdef c0200000000abcdef --cell 'profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2'\n"; !strings.Contains(body, want) {
+		t.Errorf("the comment %q does not give the bisect command %q", body, want)
 	}
 }
 
