@@ -35,5 +35,9 @@ or one that judged nothing, success otherwise.
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	return usageOf(harness.Comment(cfg))
+	err := usageOf(harness.Comment(cfg))
+	if err != nil && exitCode(err) != 2 {
+		return exitError{2, err} // a refused artifact: an error, not a verdict
+	}
+	return err
 }
