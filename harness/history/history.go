@@ -88,18 +88,18 @@ const (
 
 // Alert is a change worth a human's look.
 type Alert struct {
-	Kind   string       `json:"kind"`
-	Status judge.Status `json:"status"` // Regression or Improvement
-	Cell   string       `json:"cell"`
-	Unit   string       `json:"unit"`
-	Night  string       `json:"night"` // the first night after the change
-	Commit string       `json:"commit"`
+	Kind      string       `json:"kind"`
+	Status    judge.Status `json:"status"` // Regression or Improvement
+	Cell      string       `json:"cell"`
+	Unit      string       `json:"unit"`
+	Night     string       `json:"night"` // the first night after the change
+	Commit    string       `json:"commit"`
+	Delta     float64      `json:"delta"` // relative change of the level
+	P         float64      `json:"p"`
+	Threshold float64      `json:"threshold"`
 	// Previous is the commit of the night before the change (or before the newest
 	// night): the good end of a bisect to the commit that made it.
-	Previous  string  `json:"previous_commit,omitempty"`
-	Delta     float64 `json:"delta"` // relative change of the level
-	P         float64 `json:"p"`
-	Threshold float64 `json:"threshold"`
+	Previous string `json:"previous_commit,omitempty"`
 }
 
 // Config tunes the analysis of a history.
