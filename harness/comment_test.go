@@ -333,3 +333,23 @@ func readFile(t *testing.T, name string) string {
 	}
 	return string(data)
 }
+
+// TestReportEscapesChangedFiles: a changed file's name reaches report.md through
+// the note of the cells-from-diff rule it fired, escaped.
+func TestReportEscapesChangedFiles(t *testing.T) {
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	os.WriteFile(rules, []byte(`[{"paths": ["bench/"], "add": {"scan": "per-vnode"}, "why": "the scan"}]`), 0o644)
+	m := QuickMatrix()
+	notes, err := addCellsFromDiff(&m, rules, []string{"bench/`</details>|@team <img src=x>.go"})
+	if err != nil || len(notes) != 1 {
+		t.Fatalf("notes %q, %v", notes, err)
+	}
+	v := hostileVerdict("c")
+	v.Notes = notes
+	var md bytes.Buffer
+	render.WriteReport(&md, v, "benchrun compare", "m", nil)
+	want := "- note: bench/\\`&lt;/details&gt;\\|@&#8203;team &lt;img src=x&gt;.go changed, so the matrix also has scan=per-vnode (the scan)\n"
+	if !strings.Contains(md.String(), want) {
+		t.Errorf("report.md lacks %q:\n%s", want, md.String())
+	}
+}
