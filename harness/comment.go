@@ -10,12 +10,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -38,12 +39,9 @@ type CommentConfig struct {
 // largest matrix writes, PNGs above the largest plot.
 const (
 	maxVerdictBytes    = 8 << 20
-	maxFindings        = 20000
-	maxListed          = 2000 // cells only one side has, notes
-	maxNameRunes       = 512  // a cell, unit, function or file name
-	maxNoteRunes       = 4096
-	maxWhys            = 50
-	maxWhyFuncs        = 200
+	maxFindings        = 20000 // and entries of any list
+	maxNameRunes       = 512   // a cell, unit or file name
+	maxTextRunes       = 4096  // any other string: a note, an error
 	maxPlots           = 24
 	maxPlotBytes       = 4 << 20
 	maxPlotPixels      = 25_000_000
@@ -109,9 +107,10 @@ func Comment(cfg CommentConfig) error {
 }
 
 // ReadVerdict reads a verdict.json that may be hostile against its schema: the
-// fields of judge.Verdict and no others, one JSON value, bounded sizes and
-// counts, known statuses and corrections, and counts that agree with the
-// findings (the headline is recounted, not taken from the file).
+// fields of judge.Verdict and no others, one JSON value, every string and list
+// bounded (fields the verdict gains later too), known statuses and corrections,
+// p-values in [0, 1], and counts that agree with the findings (a file cannot say
+// "no regression" over a regressed finding).
 func ReadVerdict(name string) (*judge.Verdict, error) {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%s: not a verdict.json benchrun wrote: %s", name, fmt.Sprintf(format, args...))
@@ -144,21 +143,19 @@ func ReadVerdict(name string) (*judge.Verdict, error) {
 }
 
 func checkVerdict(v *judge.Verdict) error {
-	names := []string{v.Base, v.Head}
-	notes := slices.Clone(v.Notes)
 	switch {
 	case len(v.Findings) > maxFindings:
 		return fmt.Errorf("%d findings, more than %d", len(v.Findings), maxFindings)
-	case len(v.OnlyInBase) > maxListed || len(v.OnlyInHead) > maxListed || len(v.Notes) > maxListed:
-		return fmt.Errorf("more than %d cells on one side or notes", maxListed)
-	case len(v.Why) > maxWhys:
-		return fmt.Errorf("%d profiled cells, more than %d", len(v.Why), maxWhys)
 	case v.Correction != judge.Holm && v.Correction != judge.BH:
 		return fmt.Errorf("correction %q: want %s or %s", v.Correction, judge.Holm, judge.BH)
 	case !(v.Alpha > 0 && v.Alpha < 1):
 		return fmt.Errorf("alpha %v: want it in (0, 1)", v.Alpha)
 	}
-	names = append(append(names, v.OnlyInBase...), v.OnlyInHead...)
+	if err := checkSizes(reflect.ValueOf(v).Elem(), "verdict"); err != nil {
+		return err
+	}
+	// The names in the table's rows and headings are bounded tighter.
+	names := append([]string{v.Base, v.Head}, append(v.OnlyInBase, v.OnlyInHead...)...)
 	regressions, inconclusive := 0, 0
 	for i, f := range v.Findings {
 		names = append(names, f.Cell, f.Unit)
@@ -181,35 +178,54 @@ func checkVerdict(v *judge.Verdict) error {
 		return fmt.Errorf("it counts %d regressions (regression: %v) and %d inconclusive, its findings %d and %d",
 			v.Regressions, v.Regression, v.Inconclusive, regressions, inconclusive)
 	}
-	for unit := range v.Detectable {
-		names = append(names, unit)
-	}
 	for _, y := range v.Why {
-		names = append(append(names, y.Cell), y.Profiles...)
-		notes = append(notes, y.Error)
-		for _, b := range y.Bytes {
-			names = append(names, b.Unit)
-		}
-		for _, d := range []*pprofdiff.Diff{y.CPU, y.Heap} {
-			if d == nil {
-				continue
-			}
-			if len(d.Flat) > maxWhyFuncs || len(d.Cum) > maxWhyFuncs {
-				return fmt.Errorf("why %s: more than %d functions", y.Cell, maxWhyFuncs)
-			}
-			for _, fn := range append(slices.Clone(d.Flat), d.Cum...) {
-				names = append(names, fn.Name)
-			}
-		}
+		names = append(names, y.Cell)
 	}
 	for _, n := range names {
-		if len([]rune(n)) > maxNameRunes {
-			return fmt.Errorf("a name of %d characters, more than %d: %.40q…", len([]rune(n)), maxNameRunes, n)
+		if c := utf8.RuneCountInString(n); c > maxNameRunes {
+			return fmt.Errorf("a name of %d characters, more than %d: %.40q…", c, maxNameRunes, n)
 		}
 	}
-	for _, n := range notes {
-		if len([]rune(n)) > maxNoteRunes {
-			return fmt.Errorf("a note of %d characters, more than %d: %.40q…", len([]rune(n)), maxNoteRunes, n)
+	return nil
+}
+
+// checkSizes bounds every string and list of a decoded value, fields the verdict
+// gains later included: strings of maxTextRunes, lists of maxFindings entries.
+func checkSizes(v reflect.Value, path string) error {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return checkSizes(v.Elem(), path)
+		}
+	case reflect.String:
+		if n := utf8.RuneCountInString(v.String()); n > maxTextRunes {
+			return fmt.Errorf("%s: %d characters, more than %d: %.40q…", path, n, maxTextRunes, v.String())
+		}
+	case reflect.Slice, reflect.Map:
+		if v.Len() > maxFindings {
+			return fmt.Errorf("%s: %d entries, more than %d", path, v.Len(), maxFindings)
+		}
+		if v.Kind() == reflect.Map {
+			for it := v.MapRange(); it.Next(); {
+				if err := checkSizes(it.Key(), path+" key"); err != nil {
+					return err
+				}
+				if err := checkSizes(it.Value(), fmt.Sprintf("%s[%v]", path, it.Key())); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		for i := range v.Len() {
+			if err := checkSizes(v.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if err := checkSizes(v.Field(i), path+"."+v.Type().Field(i).Name); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
