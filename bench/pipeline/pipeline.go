@@ -58,6 +58,8 @@ type Config struct {
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
 	OnEvent func(Event)
+	// RecordEpochs, if set, records every epoch batch the job commits, for Replay.
+	RecordEpochs *EpochLog
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -588,6 +590,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		outs[i] = inputs[i]
 	}
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
+	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
@@ -758,6 +761,7 @@ type collector struct {
 	finalEpoch  uint64
 	finalCommit time.Time
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
+	record      *EpochLog     // nil: not recording
 }
 
 // epochUpload is the upload of the checkpoint of c.res.Epochs[epoch].
@@ -956,6 +960,12 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
+	if c.record != nil {
+		if err := c.record.add(epoch, bar.Checkpoint, b.Repr()); err != nil {
+			b.Close()
+			return false, err
+		}
+	}
 	upload, err := c.store.CommitEpochAsync(b, epoch, bar.Checkpoint)
 	if err != nil {
 		return false, err
