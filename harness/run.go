@@ -127,7 +127,7 @@ type RunConfig struct {
 	NoPlots     bool              // skip drawing plots
 	Shard       runner.Shard      // run only this part of the matrix (zero: all)
 	Binary      string            // a built bench binary to use instead of building one
-	RawCopy     bool              // also run a raw copy of every table, the reference the scale plot draws
+	RawCopy     bool              // also run the baselines of every cell (append-order copy, replay, scan-only), the references of the scale plot and table
 	Recoveries  []runner.Recovery // BenchmarkRecovery runs after the cells (with shards, in shard 1)
 	CommandLine []string          // recorded in command.txt
 	// What the machine has for the jobs' tables (nil: runner.MachineRoom): which
@@ -255,7 +255,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	}
 	var extras []runner.Extra
 	if cfg.RawCopy {
-		extras = runner.RawCopiesOf(cells)
+		extras = runner.BaselinesOf(cells)
 	}
 	if cfg.Shard.Count <= 1 || cfg.Shard.Index == 1 {
 		for _, r := range cfg.Recoveries {
@@ -351,6 +351,9 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 	}
 	for _, n := range shortCells(rep.Results) {
 		fmt.Fprintf(&buf, "\n%s", n)
+	}
+	if _, err := render.WriteBaselines(&buf, append(slices.Clip(rep.Results), rep.Extras...)); err != nil {
+		return err
 	}
 	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", rep.Dir, filepath.Join(rep.Dir, "results.txt"))
 	if err := files.WriteAtomic(filepath.Join(rep.Dir, "summary.txt"), buf.Bytes()); err != nil {

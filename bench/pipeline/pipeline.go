@@ -961,7 +961,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
 	if c.record != nil {
-		if err := c.record.add(epoch, bar.Checkpoint, b.Repr()); err != nil {
+		if err := c.record.add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
 			b.Close()
 			return false, err
 		}

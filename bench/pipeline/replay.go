@@ -27,6 +27,9 @@ type EpochLog struct {
 	w      *bufio.Writer
 	epochs int
 	bytes  int64
+	// The rows the recorded job processed, which a replay reports as its own: the
+	// same work.
+	snapshotRows, upstreamRows int64
 }
 
 // epochLogHeader is a record's header: epoch (8 bytes), checkpoint flag (1), length (4).
@@ -41,8 +44,9 @@ func NewEpochLog(dir string) (*EpochLog, error) {
 	return &EpochLog{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-// add appends one committed epoch batch; repr is copied out before it returns.
-func (l *EpochLog) add(epoch uint64, checkpoint bool, repr []byte) error {
+// add appends one committed epoch batch, whose epoch processed the rows given;
+// repr is copied out before it returns.
+func (l *EpochLog) add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error {
 	var h [epochLogHeader]byte
 	binary.BigEndian.PutUint64(h[:8], epoch)
 	if checkpoint {
@@ -57,6 +61,8 @@ func (l *EpochLog) add(epoch uint64, checkpoint bool, repr []byte) error {
 	}
 	l.epochs++
 	l.bytes += int64(len(repr))
+	l.snapshotRows += snapshotRows
+	l.upstreamRows += upstreamRows
 	return nil
 }
 
@@ -150,8 +156,9 @@ func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: replay: epoch %d: %w", snap.Epoch, err)
 	}
-	res.MVRows, res.SnapshotRows = rows, rows
-	res.Logical.MV = log.bytes
+	res.MVRows = rows
+	res.SnapshotRows, res.UpstreamRows = log.snapshotRows, log.upstreamRows
+	res.Logical.MV = log.bytes // the batches' bytes: all of them are the job's writes
 	if err := j.settle(); err != nil {
 		return nil, err
 	}

@@ -59,6 +59,9 @@ func TestReplayCommitsTheBackfillsBatches(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if res.Rows() != bf.Rows() {
+				t.Errorf("replay reports %d rows processed, the backfill %d", res.Rows(), bf.Rows())
+			}
 			if res.MVRows != bf.MVRows || res.FinalEpoch != bf.FinalEpoch {
 				t.Errorf("replay: %d rows at epoch %d, the backfill %d at %d", res.MVRows, res.FinalEpoch, bf.MVRows, bf.FinalEpoch)
 			}
@@ -101,7 +104,7 @@ func TestReplayVerifies(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i != 1 {
-			short.add(binary.BigEndian.Uint64(h[:8]), h[8] == 1, repr)
+			short.add(binary.BigEndian.Uint64(h[:8]), h[8] == 1, repr, 0, 0)
 		}
 	}
 	cfg.RecordEpochs = nil
@@ -120,7 +123,7 @@ func TestEpochLogRemovesItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := log.f.Name()
-	if err := log.add(1, true, []byte("x")); err != nil {
+	if err := log.add(1, true, []byte("x"), 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := log.Close(); err != nil {

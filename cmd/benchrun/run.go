@@ -95,7 +95,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
-	fs.BoolVar(&cfg.RawCopy, "raw-copy", false, "also run a raw Pebble copy of every table, --count times after the cells: the reference of fit's scale plot (default on for --matrix scale)")
+	fs.BoolVar(&cfg.RawCopy, "raw-copy", false, "also run the baselines, --count times after the cells: every table's append-order copy (the storage's limit), every cell's replay (its epoch batches and syncs without the executor) and scan-only read; the summary divides each cell by them and fit's scale plot draws them (default on for --matrix scale)")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	shard := fs.String("shard", "", "run only shard `i/n` of the matrix: a deterministic part, balanced by estimated cost")
 	fs.Usage = func() {
