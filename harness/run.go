@@ -352,8 +352,11 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 	for _, n := range shortCells(rep.Results) {
 		fmt.Fprintf(&buf, "\n%s", n)
 	}
-	if _, err := render.WriteBaselines(&buf, append(slices.Clip(rep.Results), rep.Extras...)); err != nil {
+	var baselines bytes.Buffer
+	if wrote, err := render.WriteBaselines(&baselines, append(slices.Clip(rep.Results), rep.Extras...)); err != nil {
 		return err
+	} else if wrote {
+		fmt.Fprintf(&buf, "\n\n%s", bytes.TrimSuffix(baselines.Bytes(), []byte("\n")))
 	}
 	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", rep.Dir, filepath.Join(rep.Dir, "results.txt"))
 	if err := files.WriteAtomic(filepath.Join(rep.Dir, "summary.txt"), buf.Bytes()); err != nil {

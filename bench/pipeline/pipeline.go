@@ -54,6 +54,7 @@ type Config struct {
 	ChangeEpochs        int        // epochs of the job that carry changes (0: all)
 	SnapshotRateLimit   float64    // snapshot rows/s per actor; 0: unlimited
 	SnapshotRateLimits  []float64  // per actor, where > 0 overriding SnapshotRateLimit
+	SnapshotRateStep    RateStep   // a change of every actor's limit mid-job (zero: none)
 
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
@@ -140,6 +141,9 @@ func (c *Config) fill() error {
 		return fmt.Errorf("changes per second %v: must be ≥ 0", c.ChangesPerSecond)
 	case c.ChangesPerEpoch < 0 || c.BarrierRows < 0:
 		return fmt.Errorf("changes per epoch %d, barrier rows %d: must be ≥ 0", c.ChangesPerEpoch, c.BarrierRows)
+	}
+	if err := c.checkRateLimits(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -600,7 +604,18 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		gate = source.NewGate(cfg.Par, cfg.BarrierRows)
 		onFull = gate.Full
 	}
+	var stepper *rateStepper
+	var rateChange func() (float64, bool) // nil: the limits stay
+	if cfg.SnapshotRateStep.Set() {
+		stepper = &rateStepper{step: cfg.SnapshotRateStep}
+		stepper.start()
+		defer stepper.stop()
+		rateChange = stepper.change
+	}
 	onEmit := func(n int) {
+		if stepper != nil {
+			stepper.onEmit(n)
+		}
 		if firstEmit.Load() == 0 {
 			firstEmit.CompareAndSwap(0, max(1, int64(time.Since(start))))
 		}
@@ -649,7 +664,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		ex, err := backfill.NewExecutor(backfill.Config{
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
-		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull})
+		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}

@@ -233,7 +233,7 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 			continue
 		}
 		if !wrote {
-			if _, err := fmt.Fprintf(w, "\nbaselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
 				return false, err
 			}
 			fmt.Fprintf(tw, "%s\tcell\n", header)
