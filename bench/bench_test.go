@@ -69,7 +69,14 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 		cfg.BarrierInterval = c.Barrier.Interval
 	}
 	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
-	cfg.SnapshotRateLimit = float64(c.Limit)
+	cfg.SnapshotRateLimit = rate(c.Limit.Rate)
+	if st := c.Limit.Step; st != (contract.RateStep{}) {
+		cfg.SnapshotRateStep = pipeline.RateStep{After: st.After, Rate: rate(st.Rate)}
+		if st.Percent > 0 {
+			cfg.SnapshotRateStep.AtRows = max(c.Rows*int64(st.Percent)/100, 1)
+		}
+	}
+	cfg.ChunkSize = c.ChunkSize()
 	cfg.CheckpointFrequency = c.Checkpoint()
 	cfg.Vnodes = c.VnodeCount()
 	var err error
@@ -78,6 +85,14 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	}
 	cfg.Read, err = backfill.ParseRead(c.ReadMode())
 	return cfg, err
+}
+
+// rate is a contract rate as the executor takes it.
+func rate(r int64) float64 {
+	if r == contract.Pause {
+		return backfill.Paused
+	}
+	return float64(r)
 }
 
 // BenchmarkBackfill runs one backfill job per op for every cell of the matrix flags

@@ -222,6 +222,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		if err := runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard, s.pairing); err != nil {
 			return nil, err
 		}
+		if cfg.RawCopy {
+			writeBaselinePlan(cfg.Stdout, cells, cfg.Count)
+		}
 		if len(impossible)+len(skipped) > 0 {
 			fmt.Fprintln(cfg.Stdout)
 		}
@@ -429,4 +432,14 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 		fmt.Fprintf(w, "plots: %s/{%s}.{png,svg}\n", filepath.Join(dir, "plots"), strings.Join(made, ","))
 	}
 	return made
+}
+
+// writeBaselinePlan says which baselines run after the cells.
+func writeBaselinePlan(w io.Writer, cells []contract.Cell, count int) {
+	n := map[string]int{}
+	for _, e := range runner.BaselinesOf(cells) {
+		n[strings.SplitN(e.Name(), "/", 2)[0]]++
+	}
+	fmt.Fprintf(w, "\nbaselines, %d rounds after the cells: %d append-order copies (BenchmarkRawCopy, one per table), %d scan-only reads (BenchmarkScanOnly, one per scan), %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first)\n",
+		count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark], n[contract.ReplayBenchmark])
 }
