@@ -604,6 +604,11 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	e.part.MVBytes = mvBytes
 	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
 	e.state = nil
+	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
+		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
+			e.limit.Set(rate, time.Now())
+		}
+	}
 	e.part.Phases.Barrier = time.Since(start)
 	if err := e.env.Deliver(ctx, e.part); err != nil {
 		return false, err
@@ -622,11 +627,6 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	}
 	// The next scan reads the epoch this barrier ends, without waiting for its commit.
 	opened := time.Now()
-	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
-		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
-			e.limit.Set(rate, opened)
-		}
-	}
 	if err := e.openScan(b.Epoch.Curr); err != nil {
 		return false, err
 	}
