@@ -23,6 +23,9 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 			SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows, Replayed: e.Replayed, LagEpochs: e.Lag, Rebuilds: e.Rebuilds,
 		})
 	}
+	if p := r.Persist(); p.Total() > 0 {
+		t.Persist = map[string]int64{"logical": p.Logical, "wal": p.WAL, "flush": p.Flush, "compaction": p.Compaction}
+	}
 	for _, cat := range meterfs.Categories() {
 		t.FSBytes[cat.String()] = r.FS.Bytes[cat]
 		t.FSSyncs[cat.String()] = r.FS.Syncs[cat]

@@ -49,7 +49,7 @@ func (e *Executor) openSnapshotIters() error {
 	}
 	e.scan = e.vscan
 	e.markCompleted()
-	e.scanN, e.scanAt, e.openedAt, e.sinceOpen = 0, time.Now(), time.Now(), 0
+	e.openedAt, e.sinceOpen = time.Now(), 0
 	return nil
 }
 
@@ -67,11 +67,9 @@ func (e *Executor) maybeRebuild() error {
 	if !due {
 		return nil
 	}
-	scanN, scanAt := e.scanN, e.scanAt // the rate limit's window goes on
-	if err := e.openSnapshotIters(); err != nil {
+	if err := e.openSnapshotIters(); err != nil { // the rate limiter keeps its state
 		return err
 	}
-	e.scanN, e.scanAt = scanN, scanAt
 	e.part.Rebuilds++
 	return nil
 }
@@ -119,6 +117,11 @@ func (e *Executor) snapshotBarrier(ctx context.Context, b *stream.Barrier) (done
 	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
 	e.part.Creating, e.part.Replayed = b.Creating, b.Replay
 	e.state = nil
+	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
+		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
+			e.limit.Set(rate, time.Now())
+		}
+	}
 	e.part.Phases.Barrier = time.Since(start)
 	if err := e.env.Deliver(ctx, e.part); err != nil {
 		return false, err
@@ -139,9 +142,6 @@ func (e *Executor) snapshotBarrier(ctx context.Context, b *stream.Barrier) (done
 // in the epoch's writes, as the upstream sent it. The epoch is committed: the
 // pipeline replays only committed epochs, as the engine reads the committed log.
 func (e *Executor) replay(epoch uint64) error {
-	if e.env.OnReplay != nil {
-		e.env.OnReplay(epoch)
-	}
 	if epoch != e.dataEpoch+1 {
 		return fmt.Errorf("backfill: actor %d: replay of epoch %d after epoch %d: the change log must be replayed in order", e.cfg.Actor, epoch, e.dataEpoch)
 	}

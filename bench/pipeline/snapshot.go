@@ -394,6 +394,15 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 	if bar.Replay > 0 {
 		data = bar.Replay
 	}
+	if c.record != nil { // the replay baseline commits it too, in commit order
+		cj.mu.Lock()
+		up := cj.committed // its epoch numbers go on from the upstream's
+		cj.mu.Unlock()
+		if err := c.record.add(up, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+			b.Close()
+			return err
+		}
+	}
 	committing := time.Now()
 	if err := c.store.CommitCreating(b, seq, data, bar.Checkpoint); err != nil {
 		return err
