@@ -716,7 +716,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	srcOuts, srcFinish := outs, (<-chan struct{})(finish)
 	if cfg.Scan == backfill.Snapshot {
 		cj := newCreatingJob(cfg.Par, first-1, gate != nil, cfg.CheckpointFrequency)
-		col.cj, cj.delay = cj, cfg.CreatingDelay
+		col.cj = cj
 		if gate != nil {
 			gate.SetAfterScans(cj.afterScans)
 			cj.wakeGate = gate.Wake

@@ -43,8 +43,7 @@ type creatingJob struct {
 	gated    bool   // work-driven cadence
 	ckptFreq uint64 // checkpoint frequency, for replayed epochs
 	wakeGate func()
-	finish   chan struct{}                      // closed at the join (time-driven cadence: the next epoch is the last)
-	delay    func(actor int, b *stream.Barrier) // Config.CreatingDelay
+	finish   chan struct{} // closed at the join (time-driven cadence: the next epoch is the last)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
@@ -53,8 +52,7 @@ type creatingJob struct {
 	seq      uint64 // creating epochs injected
 	made     map[uint64]*madeBarrier
 	boxes    []*mailbox
-	tapSeen  []uint64 // the last upstream barrier each tap passed
-	sealed   uint64   // the last upstream barrier any tap passed
+	sealed   uint64 // the last upstream barrier any tap passed
 	// Log phase: the epoch the MV holds, the lag limit in half epochs, whether a
 	// replay is out, the last upstream epoch the limit lets through, and
 	// (work-driven) the epochs the source has cut.
@@ -67,12 +65,11 @@ type creatingJob struct {
 	finalCut, closed bool
 
 	// The collector's: creating parts by creating epoch, the next to commit, and
-	// the lag and injection time of each creating epoch.
-	parts    map[uint64][]backfill.Part
-	next     uint64
-	injected map[uint64]time.Time
-	lags     map[uint64]int64
-	pending  EpochTrace // creating work not yet in an upstream epoch's trace
+	// the lag of each creating epoch.
+	parts   map[uint64][]backfill.Part
+	next    uint64
+	lags    map[uint64]int64
+	pending EpochTrace // creating work not yet in an upstream epoch's trace
 }
 
 const (
@@ -89,16 +86,13 @@ type madeBarrier struct {
 func newCreatingJob(par int, snapshot uint64, gated bool, ckptFreq int) *creatingJob {
 	cj := &creatingJob{
 		par: par, gated: gated, ckptFreq: uint64(max(ckptFreq, 1)), finish: make(chan struct{}),
-		snapshot: snapshot, made: map[uint64]*madeBarrier{}, tapSeen: make([]uint64, par), sealed: snapshot,
+		snapshot: snapshot, made: map[uint64]*madeBarrier{}, sealed: snapshot,
 		dataEpoch: snapshot, committed: snapshot,
-		parts: map[uint64][]backfill.Part{}, next: 1, injected: map[uint64]time.Time{}, lags: map[uint64]int64{},
+		parts: map[uint64][]backfill.Part{}, next: 1, lags: map[uint64]int64{},
 	}
 	cj.cond = sync.NewCond(&cj.mu)
 	for range par {
 		cj.boxes = append(cj.boxes, newMailbox())
-	}
-	for a := range cj.tapSeen {
-		cj.tapSeen[a] = snapshot
 	}
 	return cj
 }
@@ -206,7 +200,6 @@ func (cj *creatingJob) tap(ctx context.Context, a int, db *pebble.DB, schema *ro
 			box.push(stream.Message{Barrier: cj.creatingFor(b)})
 		}
 		held = held[:0]
-		cj.tapSeen[a] = epoch
 		cj.sealed = max(cj.sealed, epoch)
 		// Held back: the engine's upstream buffer stops polling, and the upstream
 		// stalls behind it (time-driven; work-driven, the gate does not cut).
@@ -233,7 +226,6 @@ func (cj *creatingJob) creatingFor(b *stream.Barrier) *stream.Barrier {
 		cb := &stream.Barrier{Epoch: stream.Epoch{Prev: cj.seq - 1, Curr: cj.seq}, Injected: b.Injected, Checkpoint: b.Checkpoint, Creating: true}
 		m = &madeBarrier{b: cb}
 		cj.made[b.Epoch.Curr] = m
-		cj.injected[cj.seq] = b.Injected
 		cj.lags[cj.seq] = int64(b.Epoch.Curr - cj.snapshot)
 	}
 	if m.taken++; m.taken == cj.par {
@@ -276,7 +268,6 @@ func (cj *creatingJob) dispatch() {
 	cj.seq++
 	now := time.Now()
 	b := &stream.Barrier{Epoch: stream.Epoch{Prev: cj.seq - 1, Curr: cj.seq}, Injected: now, Checkpoint: u%cj.ckptFreq == 0, Creating: true, Replay: u}
-	cj.injected[cj.seq] = now
 	for _, box := range cj.boxes {
 		box.push(stream.Message{Barrier: b})
 	}
