@@ -50,6 +50,7 @@ func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
 	if r.SplitUpdates > 0 { // only mixes with key-changing updates have any
 		out = append(out, Metric{float64(r.SplitUpdates), contract.UnitSplitUpdates})
 	}
+	out = append(out, creatingMetrics(r)...)
 	if len(reg) < contract.MinSteadyBarriers {
 		return out, false
 	}

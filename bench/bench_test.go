@@ -23,7 +23,7 @@ import (
 // The bench binary's flags, declared by the contract the harness runs it by.
 var flags = contract.Register(flag.CommandLine, contract.Matrix{
 	Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
-	Persist: []bool{false, true}, Scans: []string{"merged"},
+	Persist: []bool{false, true}, Scans: []string{"snapshot"},
 	Barriers: []contract.Cadence{contract.Every(100 * time.Millisecond), contract.Every(time.Second)}, Pars: []int{2},
 })
 
@@ -234,6 +234,9 @@ func BenchmarkRecovery(b *testing.B) {
 			b.Run(c.RecoveryName(fmt.Sprintf("%g%%", pct)), func(b *testing.B) {
 				if p.FS != profile.FSMem {
 					b.Skipf("profile %s writes to a real disk; a power loss needs the in-memory crashable filesystem", p.Name)
+				}
+				if c.Scan == backfill.Snapshot.String() {
+					b.Skipf("scan=snapshot: recovery of a snapshot backfill is not modelled yet; use -scan merged or per-vnode")
 				}
 				job, err := jobConfig(c)
 				if err != nil {

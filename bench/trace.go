@@ -14,6 +14,15 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		FSBytes: map[string]int64{}, FSSyncs: map[string]int64{},
 		Logical: map[string]int64{"upstream": r.Logical.Upstream, "mv": r.Logical.MV, "state": r.Logical.State},
 	}
+	if r.Logical.Log > 0 {
+		t.Logical["log"] = r.Logical.Log
+	}
+	for _, e := range r.Creating {
+		t.Creating = append(t.Creating, contract.TraceCreatingEpoch{
+			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
+			SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows, Replayed: e.Replayed, LagEpochs: e.Lag, Rebuilds: e.Rebuilds,
+		})
+	}
 	if p := r.Persist(); p.Total() > 0 {
 		t.Persist = map[string]int64{"logical": p.Logical, "wal": p.WAL, "flush": p.Flush, "compaction": p.Compaction}
 	}

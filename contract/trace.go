@@ -24,6 +24,22 @@ type Trace struct {
 	// logical bytes and their share of the wal, flush and compaction bytes; absent
 	// with persist=off.
 	Persist map[string]int64 `json:"persist_bytes,omitempty"`
+
+	// Snapshot scan: the creating job's own epochs (AtSec from the upstream's first
+	// barrier), with the upstream epoch each replayed and its lag.
+	Creating []TraceCreatingEpoch `json:"creating_epochs,omitempty"`
+}
+
+// TraceCreatingEpoch is one committed epoch of a snapshot scan's creating job.
+type TraceCreatingEpoch struct {
+	Epoch        uint64  `json:"epoch"`
+	AtSec        float64 `json:"at_sec"`
+	LatencySec   float64 `json:"latency_sec"`
+	SnapshotRows int64   `json:"snapshot_rows"`
+	UpstreamRows int64   `json:"upstream_rows"` // change-log rows replayed
+	Replayed     uint64  `json:"replayed_epoch,omitempty"`
+	LagEpochs    int64   `json:"lag_epochs"`
+	Rebuilds     int     `json:"rebuilds,omitempty"`
 }
 
 // TraceEpoch is one committed epoch.

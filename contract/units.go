@@ -121,6 +121,7 @@ func Units() []benchfmt.UnitMetadata {
 	for _, c := range FSCategories {
 		u = append(u, m(FSUnit(c), "lower"))
 	}
+	u = append(u, creatingUnits()...)
 	return u
 }
 

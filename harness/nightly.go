@@ -37,7 +37,16 @@ func NightlyMatrix(profiles *profile.Set) contract.Matrix {
 // NightlyRecoveries are the nightly's recovery cells: the first cell of the
 // matrix on its first in-memory profile (a power loss needs the crashable
 // in-memory filesystem), persist off and on, the power cut at 90 % of the scan.
+// Its scan is the matrix's first that can recover (snapshot cannot yet): merged
+// when there is none.
 func NightlyRecoveries(m contract.Matrix, profiles *profile.Set) []runner.Recovery {
+	scan := "merged"
+	for _, s := range m.Scans {
+		if s != "snapshot" {
+			scan = s
+			break
+		}
+	}
 	for _, name := range m.Profiles {
 		if p, err := profiles.Get(name); err != nil || p.FS != profile.FSMem || len(m.Workloads) == 0 || len(m.Rows) == 0 || len(m.Scans) == 0 || len(m.Barriers) == 0 || len(m.Pars) == 0 {
 			continue
@@ -45,7 +54,7 @@ func NightlyRecoveries(m contract.Matrix, profiles *profile.Set) []runner.Recove
 		var out []runner.Recovery
 		for _, persist := range []bool{false, true} {
 			out = append(out, runner.Recovery{Crash: 90, Cell: contract.Cell{Profile: name, Workload: m.Workloads[0], Rows: m.Rows[0],
-				Persist: persist, Scan: m.Scans[0], Barrier: m.Barriers[0], Par: m.Pars[0]}})
+				Persist: persist, Scan: scan, Barrier: m.Barriers[0], Par: m.Pars[0]}})
 		}
 		return out
 	}

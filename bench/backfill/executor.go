@@ -16,7 +16,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
 
-// Scan is a scan strategy (merged and per-vnode).
+// Scan is a scan strategy: RisingWave's no-shuffle backfill (merged), arrangement
+// backfill (per-vnode) and snapshot backfill (snapshot).
 type Scan int
 
 const (
@@ -24,10 +25,13 @@ const (
 	Merged Scan = iota
 	// PerVnode scans each vnode on its own, interleaved, with a position per vnode.
 	PerVnode
+	// Snapshot reads one committed snapshot per vnode, then replays the upstream's
+	// change log, with barriers of its own (snapshot.go).
+	Snapshot
 )
 
 // Scans are the strategies' names, as ParseScan takes them.
-var Scans = []string{"merged", "per-vnode"}
+var Scans = []string{"merged", "per-vnode", "snapshot"}
 
 func (s Scan) String() string { return Scans[s] }
 
@@ -79,6 +83,10 @@ type Config struct {
 	// Resume is the persisted state of each of Vnodes, in order (a vnode without a
 	// state row: Vnode set, the rest zero); nil starts from the beginning.
 	Resume []VnodeState
+	// Snapshot scan: rebuild the snapshot's iterators after RebuildRows rows or
+	// RebuildInterval since they were opened (0: never by that measure).
+	RebuildRows     int64
+	RebuildInterval time.Duration
 }
 
 // Part is what an actor hands the barrier collector for one epoch.
@@ -104,6 +112,12 @@ type Part struct {
 	// checkpoint reads when it opened.
 	ReadLag  uint64
 	Buffered int64
+	// Snapshot scan: the part is of the creating job's own epoch (committed apart
+	// from the upstream's), the upstream epoch whose change log it replayed (0:
+	// none), and the iterator rebuilds in it.
+	Creating bool
+	Replayed uint64
+	Rebuilds int
 }
 
 // Phases are an actor's time in one epoch, by what it was doing.
@@ -167,6 +181,12 @@ type Executor struct {
 	vposKey [][]byte
 	vdone   []bool
 	vdirty  []bool
+
+	// Snapshot scan: when its iterators were opened, and the upstream epoch its MV
+	// holds (the snapshot's, then each replayed one's).
+	openedAt  time.Time
+	sinceOpen int64 // rows since
+	dataEpoch uint64
 
 	persistedKey      []byte
 	persistedFinished bool
@@ -246,7 +266,7 @@ func (e *Executor) resume() error {
 		}
 		e.rows[i] = st.RowCount
 	}
-	if e.cfg.Scan == PerVnode {
+	if e.cfg.Scan != Merged {
 		e.finished = true
 		for i, st := range rs {
 			e.vposKey[i], e.vdone[i] = keys[i], st.Finished
@@ -288,7 +308,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.env.OnExhausted()
 		}
 	} else {
-		if e.cfg.Read == Checkpoint {
+		if e.cfg.Read == Checkpoint && e.cfg.Scan != Snapshot {
 			e.epochToA = &storage.Writes{}
 		}
 		if err := e.openScan(e.env.Store.Committed()); err != nil {
@@ -333,11 +353,19 @@ func (e *Executor) Run(ctx context.Context) error {
 		if err := e.scanOne(); err != nil {
 			return err
 		}
+		if e.cfg.Scan == Snapshot {
+			if err := e.maybeRebuild(); err != nil {
+				return err
+			}
+		}
 	}
 }
 
 // openScan opens the scan of A at epoch after the position, as the read mode sees it.
 func (e *Executor) openScan(epoch uint64) error {
+	if e.cfg.Scan == Snapshot {
+		return e.openSnapshot()
+	}
 	e.closeScan()
 	var ov *storage.Writes
 	e.snap, ov = e.readView(epoch)
@@ -537,6 +565,9 @@ func (e *Executor) handle(ctx context.Context, msg stream.Message) (done bool, e
 		}
 		return false, nil
 	}
+	if e.cfg.Scan == Snapshot {
+		return e.snapshotBarrier(ctx, msg.Barrier)
+	}
 	return e.barrier(ctx, msg.Barrier)
 }
 
@@ -663,7 +694,7 @@ func (e *Executor) filterPerVnode(c *stream.Chunk) {
 // persist writes the state rows whose progress changed since they were last
 // written, in the epoch's batch, so state and MV rows commit together.
 func (e *Executor) persist() error {
-	if e.cfg.Scan == PerVnode {
+	if e.cfg.Scan != Merged {
 		return e.persistPerVnode()
 	}
 	if e.pos == nil && !e.finished {

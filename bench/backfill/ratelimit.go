@@ -68,7 +68,13 @@ func (l *Limiter) Wait(now time.Time) time.Duration {
 	case l.rate < 0:
 		return pausedWait
 	}
-	return max(l.tat.Sub(now)-l.burst+l.every, 0)
+	// A bucket never charged has a zero tat: the debt saturates, and minus the burst
+	// would wrap to centuries. No debt is no wait (the burst is at least one row).
+	debt := l.tat.Sub(now)
+	if debt <= 0 {
+		return 0
+	}
+	return max(debt-l.burst+l.every, 0)
 }
 
 // Take charges one row read at now.

@@ -153,3 +153,13 @@ func TestRateChangeAtBarrier(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestLimiterFreshBucketDoesNotWait: a limiter that has charged nothing lets the
+// first row go at once (its zero tat once made the wait wrap around to centuries,
+// which only the merged scan's one-row-per-epoch rule hid).
+func TestLimiterFreshBucketDoesNotWait(t *testing.T) {
+	l := NewLimiter(15_000, 64)
+	if w := l.Wait(time.Now()); w != 0 {
+		t.Errorf("a fresh bucket waits %v", w)
+	}
+}

@@ -63,6 +63,9 @@ func Campaign(ctx context.Context, cfg CampaignConfig) error {
 		if err != nil {
 			return fmt.Errorf("--scan: %w", err)
 		}
+		if scan == backfill.Snapshot {
+			return fmt.Errorf("--scan snapshot: recovery of a snapshot backfill is not modelled yet (pipeline.Recover refuses it); run the campaign with --scan merged,per-vnode")
+		}
 		for _, persist := range cfg.Persist {
 			start := time.Now()
 			res := crashCombination(ctx, cfg, scan, persist)

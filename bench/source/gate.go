@@ -17,7 +17,19 @@ type Gate struct {
 	full     int // actors whose rows of this epoch are read
 	finished int // actors whose scan ended, for good
 	wake     chan struct{}
+	// afterScans, when set, decides once every scan has ended (see SetAfterScans).
+	afterScans func() (ready, final bool)
 }
+
+// SetAfterScans hands the cadence, once every actor's scan has ended, to f: a
+// creating job that runs on after its snapshot (snapshot backfill replays the
+// upstream's change log) says when the source may cut its next epoch and which is
+// the last; it calls Wake when its answer may have changed. Without it, the epoch in
+// which the last scan ends is the final one.
+func (g *Gate) SetAfterScans(f func() (ready, final bool)) { g.afterScans = f }
+
+// Wake makes the source ask the gate again.
+func (g *Gate) Wake() { g.signal() }
 
 // NewGate returns the gate of actors sharing rows snapshot rows per epoch.
 func NewGate(actors int, rows int64) *Gate {
@@ -66,8 +78,12 @@ func (g *Gate) Exhausted() {
 // actor's scan has ended (the job's final epoch).
 func (g *Gate) state() (ready, allFinished bool) {
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.full+g.finished >= g.actors, g.finished >= g.actors
+	ready, allFinished = g.full+g.finished >= g.actors, g.finished >= g.actors
+	g.mu.Unlock()
+	if allFinished && g.afterScans != nil {
+		return g.afterScans()
+	}
+	return ready, allFinished
 }
 
 // progress is the share of the epoch's rows read so far, at most 1.

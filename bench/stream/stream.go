@@ -112,6 +112,11 @@ type Barrier struct {
 	Injected   time.Time // when the injector emitted it: barrier latency starts here
 	Checkpoint bool      // commit this epoch with a sync
 	Final      bool      // the job drains and stops after this epoch
+	// Snapshot backfill: a barrier of the creating job's own epochs (Epoch counts
+	// them), not the upstream's; Replay, when > 0, is the upstream epoch whose
+	// change log the creating job replays in it.
+	Creating bool
+	Replay   uint64
 }
 
 // Message is what flows on an executor's input: exactly one of Chunk or Barrier.
