@@ -52,6 +52,16 @@ const (
 	UnitSplitUpdates = "split-updates"
 )
 
+// The LSM's cost apart from the job's: the write stalls of the job by cause, in
+// seconds (the memtables full, waiting for a flush; L0 at its stop threshold,
+// waiting for compactions), and with offloaded compactions, their CPU per row
+// (which cpu-ns/row then leaves out).
+const (
+	UnitMemTableStallSec = "memtable-stall-sec"
+	UnitL0StallSec       = "l0-stall-sec"
+	UnitCompactCPUPerRow = "compact-cpu-ns/row"
+)
+
 // MinSteadyBarriers is how many regular barriers a job needs for its steady-state
 // figures: a p99 over fewer is its maximum in disguise.
 const MinSteadyBarriers = 100
@@ -106,6 +116,7 @@ func Units() []benchfmt.UnitMetadata {
 	for _, c := range FSCategories {
 		u = append(u, m(FSUnit(c), "lower"))
 	}
+	u = append(u, m(UnitMemTableStallSec, "lower"), m(UnitL0StallSec, "lower"), m(UnitCompactCPUPerRow, "lower"))
 	return u
 }
 
