@@ -106,6 +106,11 @@ type Store struct {
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
+	// Checkpointed without an object store: a checkpoint's flush begins once the
+	// previous one ended (lastFlush), so that each flushes its own epochs alone.
+	serialFlushes bool
+	lastFlush     <-chan struct{}
+
 	uploads    sync.WaitGroup // checkpoints' flushes going on in the background
 	lastUpload *Upload        // the latest of them (s.mu)
 	closing    chan struct{}  // closed by Close: the uploads stop waiting
@@ -128,6 +133,7 @@ func Open(o Options) (*Store, error) {
 		o.MemTables = DefaultMemTables
 	}
 	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{})}
+	s.serialFlushes = s.objectStore && !o.Throttle.ObjectStore()
 	opts := &pebble.Options{
 		FS:           s.FS,
 		Cache:        s.cache,
@@ -158,6 +164,12 @@ func Open(o Options) (*Store, error) {
 		},
 	}
 	o.LSM.apply(opts)
+	if s.serialFlushes {
+		// One sstable per flush, whatever L0 holds when it runs (Pebble splits a
+		// flush at L0's intervals, which compactions running meanwhile move): a
+		// checkpoint's flush writes the same bytes in every run.
+		opts.FlushSplitBytes = 0
+	}
 	if o.OffloadCompactions {
 		s.compactions = &compactionMeter{}
 		s.compactions.listen(opts.EventListener)
@@ -251,10 +263,21 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 	if err := s.commitBatch(b, pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
+	if s.serialFlushes && s.lastFlush != nil {
+		// Pebble flushes the memtables queued when a flush begins together: a
+		// checkpoint queued behind a slow flush would share the next one's
+		// sstable, and the bytes written would depend on timing.
+		select {
+		case <-s.lastFlush:
+		case <-s.closing:
+			return nil, fmt.Errorf("storage: commit epoch %d: the store closed while the previous checkpoint flushed", epoch)
+		}
+	}
 	flushed, err := s.DB.AsyncFlush()
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: flush to the object store: %w", epoch, err)
 	}
+	s.lastFlush = flushed
 	snap := newEpochSnapshot(epoch, s.DB.NewSnapshot())
 	snap.refs.Add(1) // the upload's, until it ends
 	s.publish(snap, false)
