@@ -30,6 +30,8 @@ type Options struct {
 	// The filesystem's throttle; one that is an object store's (ObjectStore) takes
 	// the WAL away: a checkpoint flushes the memtable, and its sstables upload.
 	Throttle *meterfs.Throttle
+	Logger   *slog.Logger // Pebble's info and error messages (nil: discarded)
+
 	// Checkpointed takes the WAL away as an object store does, without its uploads:
 	// every checkpoint flushes the epoch's writes to L0 sstables, as the engine's
 	// shared-buffer sync does. The memtables are its shared buffer: writes that fill
@@ -39,7 +41,6 @@ type Options struct {
 	// OffloadCompactions meters the CPU of compactions apart from the job's
 	// (CompactionCPU), as the engine runs them on compactor nodes, not its own.
 	OffloadCompactions bool
-	Logger             *slog.Logger // Pebble's info and error messages (nil: discarded)
 }
 
 // LSMOptions shape Pebble's levels and compactions; a zero field keeps Pebble's
