@@ -121,7 +121,10 @@ func formatStat(s judge.Stat, unit string) string {
 
 // formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]".
 func formatDelta(f judge.Finding) string {
-	if f.Base.Median == 0 && f.Pairs == 0 {
+	if f.FromZero {
+		return "from 0"
+	}
+	if f.Base.Median == 0 && f.Pairs == 0 && f.Lo == nil { // zero on both sides has an interval: [0, 0]
 		return "?"
 	}
 	s := fmt.Sprintf("%+.2f%%", 100*f.Delta)
