@@ -74,6 +74,28 @@ func TestCheckpointedFlushesEveryCheckpoint(t *testing.T) {
 	}
 }
 
+// TestCheckpointedSpillsOverTheBuffer: between checkpoints, epochs whose writes
+// fill the memtable (the shared buffer's spill threshold here) flush before any
+// checkpoint, as the engine's shared buffer spills its oldest epochs.
+func TestCheckpointedSpillsOverTheBuffer(t *testing.T) {
+	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db", Checkpointed: true, MemTableSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	flushes := s.DB.Metrics().Flush.Count
+	for epoch := uint64(1); epoch <= 4; epoch++ { // 4 × 400 KB, each under half the memtable
+		commitRows(t, s, epoch, 400, 1000, false)
+	}
+	// The spill's flush runs in the background: give it time to end.
+	for deadline := time.Now().Add(5 * time.Second); s.DB.Metrics().Flush.Count == flushes && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if s.DB.Metrics().Flush.Count == flushes {
+		t.Error("1.6 MB committed between checkpoints into a 1 MiB memtable, and nothing flushed")
+	}
+}
+
 // TestLSMOptionsReachPebble: the LSM knobs are the DB's, as Pebble wrote them in
 // its OPTIONS file, and a zero LSMOptions keeps Pebble's defaults.
 func TestLSMOptionsReachPebble(t *testing.T) {
