@@ -1,10 +1,11 @@
 // Package profile defines the hardware profiles a benchmark cell runs on: versioned
 // JSON files (the built-in ones embedded) that set the filesystem, its throttle, the
-// block cache, the memtable and the CPU count.
+// block cache, the memtable, the LSM's shape and the CPU count.
 package profile
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -168,8 +169,8 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("compaction", f.Compaction, `must be "local" or "offloaded"`)
 	case f.LSM.L0CompactionThreshold < 0 || f.LSM.L0StopWritesThreshold < 0 || f.LSM.CompactionConcurrency < 0:
 		return bad("lsm", fmt.Sprintf("%+v", f.LSM), "l0_compaction_threshold, l0_stop_writes_threshold and compaction_concurrency must be ≥ 0 (0: Pebble's default)")
-	case f.LSM.L0StopWritesThreshold > 0 && f.LSM.L0StopWritesThreshold <= max(f.LSM.L0CompactionThreshold, 4):
-		return bad("lsm.l0_stop_writes_threshold", strconv.Itoa(f.LSM.L0StopWritesThreshold), "must be above l0_compaction_threshold (default 4), or writes stop before L0 compacts")
+	case f.LSM.L0StopWritesThreshold > 0 && f.LSM.L0StopWritesThreshold < cmp.Or(f.LSM.L0CompactionThreshold, 4):
+		return bad("lsm.l0_stop_writes_threshold", strconv.Itoa(f.LSM.L0StopWritesThreshold), "must be at least l0_compaction_threshold (default 4), or writes stop before L0 compacts")
 	}
 	var err error
 	if p.WriteBandwidth, err = parseBytes(f.WriteBandwidth, 0); err != nil {
