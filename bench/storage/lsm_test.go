@@ -17,9 +17,10 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 )
 
-// commitRows commits an epoch of rows keys "k00000"… (the same keys every epoch,
-// so that epochs overlap in L0) with random values of size bytes, which do not
-// compress: a throttle's bandwidth slows their flushes and compactions.
+// commitRows commits an epoch of rows keys, interleaved with other epochs' (each
+// epoch's keys are its own, for up to 8 epochs, and their ranges overlap in L0),
+// with random values of size bytes, which do not compress: a throttle's bandwidth
+// slows their flushes and compactions.
 func commitRows(t *testing.T, s *Store, epoch uint64, rows, size int, checkpoint bool) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(epoch, 1))
@@ -29,7 +30,7 @@ func commitRows(t *testing.T, s *Store, epoch uint64, rows, size int, checkpoint
 		for j := range v {
 			v[j] = byte(rng.Uint32())
 		}
-		b.Set([]byte(fmt.Sprintf("k%05d", i)), v, nil)
+		b.Set([]byte(fmt.Sprintf("k%06d", i*8+int(epoch%8))), v, nil)
 	}
 	if err := s.CommitEpoch(b, epoch, checkpoint); err != nil {
 		t.Fatal(err)
@@ -166,7 +167,8 @@ func optionsFile(t *testing.T, fs vfs.FS) string {
 // held, an epoch of 1.5 MB (a flushable batch) and the next one commit while the
 // first flushes through a 4 MiB/s disk. An L0 stall: a checkpointed store whose L0
 // compacts at 3 sublevels and stops writes at 3: the fourth checkpoint's flush
-// waits for the compaction the third began, which crawls through a 2 MiB/s disk.
+// waits for the compaction the third began, which writes the three epochs' rows
+// through a 2 MiB/s disk.
 func TestStallsSplitByCause(t *testing.T) {
 	for _, tc := range []struct {
 		name string
