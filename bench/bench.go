@@ -47,6 +47,7 @@ func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
 		}
 		out = append(out, Metric{ratio(r.FS.Uploads, ckpts), contract.UnitUploadsPerCkpt}, Metric{ratio(r.FS.UploadBytes, ckpts), contract.UnitUploadBytes})
 	}
+	out = append(out, lsmMetrics(r)...)
 	if r.SplitUpdates > 0 { // only mixes with key-changing updates have any
 		out = append(out, Metric{float64(r.SplitUpdates), contract.UnitSplitUpdates})
 	}
@@ -77,6 +78,21 @@ func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
 		out = append(out, Metric{stateTime / n, contract.UnitStateNanos})
 	}
 	return out, true
+}
+
+// lsmMetrics are the job's write stalls by cause and, with offloaded compactions,
+// their CPU per row.
+func lsmMetrics(r *pipeline.Result) []Metric {
+	var memtable, l0 float64
+	for _, e := range r.Epochs {
+		memtable += e.LSM.MemTableStallTime.Seconds()
+		l0 += e.LSM.L0StallTime.Seconds()
+	}
+	out := []Metric{{memtable, contract.UnitMemTableStallSec}, {l0, contract.UnitL0StallSec}}
+	if r.CompactCPU > 0 {
+		out = append(out, Metric{ratio(int64(r.CompactCPU), r.Rows()), contract.UnitCompactCPUPerRow})
+	}
+	return out
 }
 
 func ratio(a, b int64) float64 {

@@ -46,7 +46,9 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 			LSM: &contract.TraceLSM{
 				L0Files: e.LSM.L0Files, L0Sublevels: e.LSM.L0Sublevels, CompactionDebt: e.LSM.CompactionDebt,
 				Memtables: e.LSM.Memtables, ReadAmp: e.LSM.ReadAmp, Stalls: e.LSM.Stalls, StallSec: e.LSM.StallTime.Seconds(),
-				StallBytes: e.LSM.StallBytes,
+				StallBytes:     e.LSM.StallBytes,
+				MemTableStalls: e.LSM.MemTableStalls, MemTableStallSec: e.LSM.MemTableStallTime.Seconds(),
+				L0Stalls: e.LSM.L0Stalls, L0StallSec: e.LSM.L0StallTime.Seconds(),
 			},
 			Phases: phases,
 		})

@@ -58,6 +58,11 @@ func TestEpochsCarryLSMState(t *testing.T) {
 		if e.LSM.StallBytes > 0 && (e.LSM.Stalls == 0 || e.LSM.StallTime <= 0) {
 			t.Errorf("epoch %d: %d bytes waited in a write stall, but the epoch shows %d stalls of %v", e.Epoch, e.LSM.StallBytes, e.LSM.Stalls, e.LSM.StallTime)
 		}
+		// Every stall has one cause.
+		if e.LSM.MemTableStalls+e.LSM.L0Stalls != e.LSM.Stalls || e.LSM.MemTableStallTime+e.LSM.L0StallTime != e.LSM.StallTime {
+			t.Errorf("epoch %d: %d stalls of %v, but %d memtable stalls of %v and %d L0 stalls of %v", e.Epoch, e.LSM.Stalls, e.LSM.StallTime,
+				e.LSM.MemTableStalls, e.LSM.MemTableStallTime, e.LSM.L0Stalls, e.LSM.L0StallTime)
+		}
 	}
 	compacted := res.FS.Bytes[meterfs.Compaction]
 	t.Logf("%d epochs; most L0 files %d, sublevels %d, read amp %d, memtables %d, compaction debt %d B; %d stalls, %v, %d B; flushed %d B, compacted %d B during the job",
@@ -96,8 +101,10 @@ func TestEpochsCarryLSMState(t *testing.T) {
 			t.Fatalf("epoch %d: no lsm in the trace", e.Epoch)
 		}
 		want := contract.TraceLSM{L0Files: m.L0Files, L0Sublevels: m.L0Sublevels, CompactionDebt: m.CompactionDebt, Memtables: m.Memtables,
-			ReadAmp: m.ReadAmp, Stalls: m.Stalls, StallSec: e.LSM.StallSec, StallBytes: m.StallBytes}
-		if *e.LSM != want || math.Abs(e.LSM.StallSec-m.StallTime.Seconds()) > 1e-9 {
+			ReadAmp: m.ReadAmp, Stalls: m.Stalls, StallSec: e.LSM.StallSec, StallBytes: m.StallBytes,
+			MemTableStalls: m.MemTableStalls, MemTableStallSec: e.LSM.MemTableStallSec, L0Stalls: m.L0Stalls, L0StallSec: e.LSM.L0StallSec}
+		if *e.LSM != want || math.Abs(e.LSM.StallSec-m.StallTime.Seconds()) > 1e-9 ||
+			math.Abs(e.LSM.MemTableStallSec-m.MemTableStallTime.Seconds()) > 1e-9 || math.Abs(e.LSM.L0StallSec-m.L0StallTime.Seconds()) > 1e-9 {
 			t.Errorf("epoch %d: the trace's LSM is %+v, the job's %+v", e.Epoch, *e.LSM, m)
 		}
 	}
@@ -114,7 +121,7 @@ func TestEpochsCarryLSMState(t *testing.T) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	fields := []string{"compaction_debt_bytes", "l0_files", "l0_sublevels", "memtables", "read_amp", "write_stall_bytes", "write_stall_sec", "write_stalls"}
+	fields := []string{"compaction_debt_bytes", "l0_files", "l0_stall_sec", "l0_stalls", "l0_sublevels", "memtable_stall_sec", "memtable_stalls", "memtables", "read_amp", "write_stall_bytes", "write_stall_sec", "write_stalls"}
 	for _, e := range raw.Epochs {
 		var keys []string
 		for k := range e.LSM {

@@ -74,6 +74,12 @@ type TraceLSM struct {
 	// Bytes of the epoch's commits that waited in a write stall (Pebble charges
 	// the wait to the batch that met it).
 	StallBytes int64 `json:"write_stall_bytes"`
+	// The write stalls split by cause: the memtables full (waiting for a flush),
+	// or L0 at its stop threshold (waiting for compactions), by the cause each began with.
+	MemTableStalls   int64   `json:"memtable_stalls"`
+	MemTableStallSec float64 `json:"memtable_stall_sec"`
+	L0Stalls         int64   `json:"l0_stalls"`
+	L0StallSec       float64 `json:"l0_stall_sec"`
 }
 
 // AppendTrace adds t as a line to the trace file, creating it if needed.

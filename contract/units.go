@@ -56,6 +56,16 @@ const (
 	UnitSplitUpdates = "split-updates"
 )
 
+// The LSM's cost apart from the job's: the write stalls of the job by cause, in
+// seconds (the memtables full, waiting for a flush; L0 at its stop threshold,
+// waiting for compactions), and with offloaded compactions, their CPU per row
+// (which cpu-ns/row then leaves out).
+const (
+	UnitMemTableStallSec = "memtable-stall-sec"
+	UnitL0StallSec       = "l0-stall-sec"
+	UnitCompactCPUPerRow = "compact-cpu-ns/row"
+)
+
 // ExactUnits are the judged units that repeat exactly under a work-driven cadence,
 // declared assume=exact.
 var ExactUnits = []string{UnitStateRows, UnitStateBytes, UnitPersistBytes, UnitStatePerMV}
@@ -122,6 +132,7 @@ func Units() []benchfmt.UnitMetadata {
 		u = append(u, m(FSUnit(c), "lower"))
 	}
 	u = append(u, creatingUnits()...)
+	u = append(u, m(UnitMemTableStallSec, "lower"), m(UnitL0StallSec, "lower"), m(UnitCompactCPUPerRow, "lower"))
 	return u
 }
 

@@ -179,6 +179,7 @@ func TestNextProbe(t *testing.T) {
 // a pattern whose matches make a matrix; others are refused with the reason.
 func TestSelectCells(t *testing.T) {
 	m := QuickMatrix()
+	m.Profiles = []string{"mem"}
 	for _, tc := range []struct {
 		pattern string
 		cells   int

@@ -17,9 +17,9 @@ func TestCellsFromDiff(t *testing.T) {
 		want    map[string]string // dimension: its values after
 		notes   int
 	}{
-		{[]string{"README.md", "harness/site.go"}, map[string]string{"scan": "snapshot", "profile": "mem", "read": "uncommitted"}, 0},
-		{[]string{"bench/backfill/vnodeiter.go"}, map[string]string{"scan": "snapshot,per-vnode", "profile": "mem"}, 1},
-		{[]string{"bench/storage/store.go"}, map[string]string{"profile": "mem,gp3", "read": "uncommitted,checkpoint", "scan": "snapshot,merged"}, 3},
+		{[]string{"README.md", "harness/site.go"}, map[string]string{"scan": "snapshot", "profile": "mem,hummock", "read": "uncommitted"}, 0},
+		{[]string{"bench/backfill/vnodeiter.go"}, map[string]string{"scan": "snapshot,per-vnode", "profile": "mem,hummock"}, 1},
+		{[]string{"bench/storage/store.go"}, map[string]string{"profile": "mem,hummock,gp3", "read": "uncommitted,checkpoint", "scan": "snapshot,merged"}, 3},
 		{[]string{"workloads/catalog.go", "bench/source/source.go"}, map[string]string{"workload": "narrow,bid,narrow+pk-update"}, 1},
 	} {
 		m := QuickMatrix()

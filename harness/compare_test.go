@@ -94,7 +94,7 @@ func TestCompareCommits(t *testing.T) {
 	git("commit", "-q", "-am", "slow")
 
 	m := QuickMatrix()
-	m.Workloads, m.Persist = []string{"narrow"}, []bool{false}
+	m.Profiles, m.Workloads, m.Persist = []string{"mem"}, []string{"narrow"}, []bool{false}
 	var progress strings.Builder
 	cfg := CompareConfig{
 		Measure: Measure{Matrix: m, Count: 8, Src: repo},

@@ -136,12 +136,14 @@ type RunConfig struct {
 }
 
 // QuickMatrix is the default suite: two workloads, persistence off and on, on the
-// in-memory profile, snapshot backfill (RisingWave's default scan), with barriers
-// cut by work (every 2 500 snapshot rows: 120 epochs of snapshot, then about twice
-// as many of change-log replay, every run the same).
+// in-memory profile (its WAL takes every write; no flush happens) and on hummock
+// (checkpointed: every checkpoint flushes its epoch to L0, and L0 compacts, as in
+// the engine), snapshot backfill (RisingWave's default scan), with barriers cut by
+// work (every 2 500 snapshot rows: 120 epochs of snapshot, then about twice as
+// many of change-log replay, every run the same).
 func QuickMatrix() contract.Matrix {
 	return contract.Matrix{
-		Profiles: []string{"mem"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
+		Profiles: []string{"mem", "hummock"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
 		Persist: []bool{false, true}, Scans: []string{"snapshot"},
 		Barriers: []contract.Cadence{{Rows: 2500}}, Pars: []int{2},
 	}

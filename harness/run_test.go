@@ -119,7 +119,7 @@ func fakeConfig(t *testing.T, rows string, count int) RunConfig {
 	t.Helper()
 	t.Setenv(fakeEnv, "1")
 	m := QuickMatrix()
-	m.Workloads = []string{"narrow"}
+	m.Profiles, m.Workloads = []string{"mem"}, []string{"narrow"}
 	if err := m.Set("rows", rows); err != nil {
 		t.Fatal(err)
 	}

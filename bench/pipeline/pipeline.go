@@ -78,6 +78,13 @@ type Config struct {
 	Throttle     *meterfs.Throttle
 	Logger       *slog.Logger  // nil: discard
 	SettleWait   time.Duration // bound on the untimed wait for compactions (default 5s)
+
+	// No WAL: a checkpoint flushes the memtable to L0 (storage.Options.Checkpointed).
+	Checkpointed bool
+	LSM          storage.LSMOptions
+	// Compactions' CPU is measured apart and left out of the job's (Result.CPU,
+	// EpochTrace.CPU), as the engine runs them on compactor nodes.
+	OffloadCompactions bool
 }
 
 // Default returns the engine's defaults (the original engine's) with the narrow workload.
@@ -228,7 +235,8 @@ type EpochTrace struct {
 	Rebuilds int
 	Lag      int64
 	// The LSM once the epoch committed, with the write stalls during the epoch (from
-	// the previous commit to this one) in Stalls, StallTime and StallBytes.
+	// the previous commit to this one) in Stalls, StallTime and StallBytes, and
+	// split by cause in MemTableStalls, L0Stalls and their times.
 	LSM storage.LSM
 }
 
@@ -257,7 +265,7 @@ type Result struct {
 	Logical      LogicalBytes
 	FS           meterfs.Stats // physical bytes written during the job (start to final commit): the hot path
 	Settle       meterfs.Stats // physical bytes written by the untimed flush and compactions after it
-	CPU          time.Duration // process user+sys during the job
+	CPU          time.Duration // process user+sys during the job, less CompactCPU
 	Allocs       uint64        // heap objects allocated during the job (the whole process)
 	AllocBytes   uint64        // heap bytes allocated during the job
 	FinalEpoch   uint64
@@ -279,6 +287,8 @@ type Result struct {
 	// Snapshot scan: the creating job's own epochs, in order (nil for the coupled
 	// scans, whose creating job commits in the upstream's epochs).
 	Creating []EpochTrace
+	// With offloaded compactions, the compactions' CPU during the job (0 otherwise).
+	CompactCPU time.Duration
 }
 
 // Rows is snapshot plus upstream rows processed.
@@ -516,7 +526,7 @@ func open(cfg Config, create bool) (*Job, error) {
 	}
 	store, err := storage.Open(storage.Options{
 		FS: cfg.FS, Dir: cfg.Dir, CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, MemTables: cfg.MemTables,
-		Throttle: cfg.Throttle, Logger: cfg.Logger,
+		Throttle: cfg.Throttle, Checkpointed: cfg.Checkpointed, LSM: cfg.LSM, OffloadCompactions: cfg.OffloadCompactions, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -653,6 +663,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	allocs, allocBytes := mem.Mallocs, mem.TotalAlloc
 	fsStart := j.store.FS.Stats()
 	cpuStart := cpuTime()
+	compactStart, err := j.store.CompactionCPU()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	cpuStart -= compactStart
 	start := time.Now()
 
 	first := j.store.Committed()
@@ -794,7 +809,12 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		}
 		res.Recovery = j.reopen + res.RecoveredAt.Sub(start)
 	}
-	res.CPU = cpuTime() - cpuStart
+	compactEnd, err := j.store.CompactionCPU()
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
+	}
+	res.CPU = cpuTime() - compactEnd - cpuStart
+	res.CompactCPU = compactEnd - compactStart
 	fsJob := j.store.FS.Stats()
 	res.FS = fsJob.Sub(fsStart)
 	runtime.ReadMemStats(&mem)
@@ -843,6 +863,12 @@ func (j *Job) awaitStop() error {
 			}
 		}
 	}
+}
+
+// jobCPU is the process's CPU time less the compactions' when they are offloaded.
+func jobCPU(s *storage.Store) time.Duration {
+	compact, _ := s.CompactionCPU() // an error is Run's to report, at the job's end
+	return cpuTime() - compact
 }
 
 func cpuTime() time.Duration {
@@ -1154,11 +1180,13 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		c.onEvent(ev)
 	}
 	tr.Latency = now.Sub(tr.Injected) // until awaitUploads, if uploads go on
-	tr.CPU = cpuTime() - c.cpuStart
+	tr.CPU = jobCPU(c.store) - c.cpuStart
 	lsm := c.store.LSM()
 	tr.LSM = lsm
 	tr.LSM.Stalls, tr.LSM.StallTime = lsm.Stalls-c.lastLSM.Stalls, lsm.StallTime-c.lastLSM.StallTime
 	tr.LSM.StallBytes = lsm.StallBytes - c.lastLSM.StallBytes
+	tr.LSM.MemTableStalls, tr.LSM.MemTableStallTime = lsm.MemTableStalls-c.lastLSM.MemTableStalls, lsm.MemTableStallTime-c.lastLSM.MemTableStallTime
+	tr.LSM.L0Stalls, tr.LSM.L0StallTime = lsm.L0Stalls-c.lastLSM.L0Stalls, lsm.L0StallTime-c.lastLSM.L0StallTime
 	c.lastLSM = lsm
 	c.res.Epochs = append(c.res.Epochs, tr)
 	c.log.Debug("epoch committed", "epoch", epoch, "latency", tr.Latency, "snapshot_rows", tr.SnapshotRows, "upstream_rows", tr.UpstreamRows, "final", bar.Final)

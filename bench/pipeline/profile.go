@@ -9,6 +9,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
 // UseProfile points a job's configuration at a fresh instance of the profile: a new
@@ -37,6 +38,11 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 		return nil, fmt.Errorf("profile %s: unknown fs %q", p.Name, p.FS)
 	}
 	cfg.CacheSize, cfg.MemTableSize = p.BlockCache, uint64(p.MemTable)
+	cfg.Checkpointed, cfg.OffloadCompactions = p.Checkpointed, p.Compaction == profile.CompactionOffloaded
+	cfg.LSM = storage.LSMOptions{
+		L0CompactionThreshold: p.LSM.L0CompactionThreshold, L0StopWritesThreshold: p.LSM.L0StopWritesThreshold,
+		CompactionConcurrency: p.LSM.CompactionConcurrency, LBaseMaxBytes: p.LSM.LBaseMaxBytes, TargetFileSize: p.LSM.TargetFileSize,
+	}
 	cfg.Throttle = nil
 	if p.Simulated() {
 		tc := meterfs.ThrottleConfig{
@@ -53,7 +59,14 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	}
 	procs := runtime.GOMAXPROCS(0)
 	if p.CPUs > 0 {
-		runtime.GOMAXPROCS(p.CPUs)
+		// Offloaded compactions get Ps of their own, one per concurrent compaction,
+		// so that they do not take the job's (the cores are still shared when the
+		// machine has fewer).
+		extra := 0
+		if cfg.OffloadCompactions {
+			extra = max(p.LSM.CompactionConcurrency, 1)
+		}
+		runtime.GOMAXPROCS(p.CPUs + extra)
 	}
 	return func() {
 		runtime.GOMAXPROCS(procs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 )
 
@@ -52,4 +53,59 @@ func TestDiskProfileRefusesTmpfs(t *testing.T) {
 		t.Fatal(err)
 	}
 	cleanup()
+}
+
+// TestCheckpointedProfilesFlushEveryCheckpoint: a job on hummock or engine (no WAL,
+// checkpoints flush to L0) writes no WAL, flushes once per checkpoint at least (a
+// spill may add more) and compacts within the job, and still verifies; on engine
+// its compactions' CPU is counted apart from the job's. A smaller job than the
+// quick suite's 300 000 rows, with ~60 checkpoints.
+func TestCheckpointedProfilesFlushEveryCheckpoint(t *testing.T) {
+	set, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"hummock", "engine"} {
+		t.Run(name, func(t *testing.T) {
+			p, err := set.Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := Default()
+			cleanup, err := cfg.UseProfile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cleanup()
+			cfg.Rows, cfg.Vnodes, cfg.Persist, cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.SettleWait = 12_000, 16, true, 200, 2, 100*time.Millisecond
+			j, err := Prepare(t.Context(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			res, err := j.Run(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ckpts int64
+			for _, e := range res.Epochs {
+				if e.Checkpoint {
+					ckpts++
+				}
+			}
+			flushes := res.FS.Syncs[meterfs.Flush]
+			t.Logf("%d checkpoints: %d flushed sstables, %d B flushed, %d B compacted, %d B of WAL; compactions' CPU %v, the job's %v",
+				ckpts, flushes, res.FS.Bytes[meterfs.Flush], res.FS.Bytes[meterfs.Compaction], res.FS.Bytes[meterfs.WAL], res.CompactCPU, res.CPU)
+			if res.FS.Bytes[meterfs.WAL] != 0 || flushes < ckpts || res.FS.Bytes[meterfs.Flush] == 0 {
+				t.Errorf("%d checkpoints, but %d sstables flushed (%d B) and %d B of WAL: want a flush per checkpoint and no WAL",
+					ckpts, flushes, res.FS.Bytes[meterfs.Flush], res.FS.Bytes[meterfs.WAL])
+			}
+			if res.FS.Bytes[meterfs.Compaction] == 0 {
+				t.Error("nothing compacted during the job")
+			}
+			if offloaded := p.Compaction == profile.CompactionOffloaded; offloaded != (res.CompactCPU > 0) {
+				t.Errorf("compaction %q, but the compactions' CPU counted apart is %v", p.Compaction, res.CompactCPU)
+			}
+		})
+	}
 }

@@ -1,10 +1,11 @@
 // Package profile defines the hardware profiles a benchmark cell runs on: versioned
 // JSON files (the built-in ones embedded) that set the filesystem, its throttle, the
-// block cache, the memtable and the CPU count.
+// block cache, the memtable, the LSM's shape and the CPU count.
 package profile
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -53,6 +54,39 @@ type Profile struct {
 	CPUs            int    // GOMAXPROCS while a cell runs; 0: all
 	Nightly         bool   // part of the nightly matrix
 	Source          string // where it was read from: "built-in" or a file path
+
+	// No WAL: every checkpoint flushes the epoch's writes to L0 sstables, as the
+	// engine's shared-buffer sync does (an object store is so anyway).
+	Checkpointed bool
+	LSM          LSM    // Pebble's levels and compactions; zero fields keep its defaults
+	Compaction   string // CompactionLocal ("" too) or CompactionOffloaded
+}
+
+// Where compactions run.
+const (
+	CompactionLocal = "local" // on the job's cores, their CPU counted as the job's
+	// Apart from the job, as the engine's compactor nodes run them: their CPU is
+	// reported on its own and not as the job's, and with cpus set the job gets
+	// that many more Ps, one per concurrent compaction.
+	CompactionOffloaded = "offloaded"
+)
+
+// LSM shapes Pebble's levels and compactions; a zero field keeps Pebble's default.
+type LSM struct {
+	L0CompactionThreshold int   // L0 sublevels that make L0 compact
+	L0StopWritesThreshold int   // L0 sublevels at which writes stop
+	CompactionConcurrency int   // compactions at once
+	LBaseMaxBytes         int64 // the base level's size before it compacts down
+	TargetFileSize        int64 // sstables written to L0 and the base level; doubling every second level below
+}
+
+// lsmFile is LSM's on-disk form.
+type lsmFile struct {
+	L0CompactionThreshold int    `json:"l0_compaction_threshold,omitempty"`
+	L0StopWritesThreshold int    `json:"l0_stop_writes_threshold,omitempty"`
+	CompactionConcurrency int    `json:"compaction_concurrency,omitempty"`
+	LBaseMaxBytes         string `json:"lbase_max_bytes,omitempty"`
+	TargetFileSize        string `json:"target_file_size,omitempty"`
 }
 
 // file is the on-disk form: sizes and durations as text a person writes.
@@ -77,6 +111,10 @@ type file struct {
 	MemTable        string `json:"memtable,omitempty"`         // default 64MiB
 	CPUs            int    `json:"cpus,omitempty"`
 	Nightly         bool   `json:"nightly,omitempty"`
+
+	Checkpointed bool    `json:"checkpointed,omitempty"`
+	LSM          lsmFile `json:"lsm,omitzero"`
+	Compaction   string  `json:"compaction,omitempty"` // "local" (default) or "offloaded"
 }
 
 //go:embed profiles/*.json
@@ -98,6 +136,8 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	p := Profile{
 		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
 		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source, ObjectStore: f.ObjectStore,
+		Checkpointed: f.Checkpointed, Compaction: f.Compaction,
+		LSM: LSM{L0CompactionThreshold: f.LSM.L0CompactionThreshold, L0StopWritesThreshold: f.LSM.L0StopWritesThreshold, CompactionConcurrency: f.LSM.CompactionConcurrency},
 	}
 	bad := func(field, value, why string) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %s: %s %q: %s", source, field, value, why)
@@ -123,6 +163,14 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("object_store", "false", "put_latency, put_latency_p99 and upload_bandwidth describe an object store: set object_store: true")
 	case f.ObjectStore && (f.FS != FSMem || f.SyncLatency != "" || f.WriteBandwidth != "" || f.IOPS != 0):
 		return bad("object_store", "true", `an object store runs on fs "mem" and has no disk's write_bandwidth, iops or sync_latency`)
+	case f.Checkpointed && f.SyncLatency != "":
+		return bad("checkpointed", "true", "a checkpointed store has no WAL to sync: leave sync_latency out")
+	case p.Compaction != "" && p.Compaction != CompactionLocal && p.Compaction != CompactionOffloaded:
+		return bad("compaction", f.Compaction, `must be "local" or "offloaded"`)
+	case f.LSM.L0CompactionThreshold < 0 || f.LSM.L0StopWritesThreshold < 0 || f.LSM.CompactionConcurrency < 0:
+		return bad("lsm", fmt.Sprintf("%+v", f.LSM), "l0_compaction_threshold, l0_stop_writes_threshold and compaction_concurrency must be ≥ 0 (0: Pebble's default)")
+	case f.LSM.L0StopWritesThreshold > 0 && f.LSM.L0StopWritesThreshold < cmp.Or(f.LSM.L0CompactionThreshold, 4):
+		return bad("lsm.l0_stop_writes_threshold", strconv.Itoa(f.LSM.L0StopWritesThreshold), "must be at least l0_compaction_threshold (default 4), or writes stop before L0 compacts")
 	}
 	var err error
 	if p.WriteBandwidth, err = parseBytes(f.WriteBandwidth, 0); err != nil {
@@ -148,6 +196,12 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	}
 	if p.MemTable < 1<<20 {
 		return bad("memtable", f.MemTable, "must be ≥ 1MiB")
+	}
+	if p.LSM.LBaseMaxBytes, err = parseBytes(f.LSM.LBaseMaxBytes, 0); err != nil {
+		return bad("lsm.lbase_max_bytes", f.LSM.LBaseMaxBytes, err.Error())
+	}
+	if p.LSM.TargetFileSize, err = parseBytes(f.LSM.TargetFileSize, 0); err != nil {
+		return bad("lsm.target_file_size", f.LSM.TargetFileSize, err.Error())
 	}
 	if p.UploadBandwidth, err = parseBytes(f.UploadBandwidth, 0); err != nil {
 		return bad("upload_bandwidth", f.UploadBandwidth, err.Error())
@@ -301,6 +355,9 @@ func (p Profile) Disk() string {
 	if p.FS == FSDisk {
 		base = "real disk"
 	}
+	if p.Checkpointed && !p.ObjectStore {
+		base += ", no WAL: checkpoints flush to L0"
+	}
 	if !p.Simulated() {
 		return base
 	}
@@ -357,16 +414,52 @@ func (p Profile) Describe() string {
 	if p.Dir != "" {
 		s += "\tdir " + p.Dir
 	}
+	if lsm := p.LSM.String(); lsm != "" {
+		s += "\t" + lsm
+	}
+	if p.Compaction == CompactionOffloaded {
+		s += "\tcompaction offloaded"
+	}
 	return s
+}
+
+// String lists the knobs set, "" when every one is Pebble's default.
+func (l LSM) String() string {
+	var out []string
+	for _, k := range []struct {
+		name string
+		v    int64
+		size bool
+	}{
+		{"l0 compaction at", int64(l.L0CompactionThreshold), false}, {"l0 stop at", int64(l.L0StopWritesThreshold), false},
+		{"compactions", int64(l.CompactionConcurrency), false}, {"lbase", l.LBaseMaxBytes, true}, {"files", l.TargetFileSize, true},
+	} {
+		switch {
+		case k.v == 0:
+		case k.size:
+			out = append(out, k.name+" "+FormatBytes(k.v))
+		default:
+			out = append(out, k.name+" "+strconv.FormatInt(k.v, 10))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // WriteList writes every profile of the set with every knob and its description.
 func (s *Set) WriteList(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tVERSION\tDISK\tCACHE\tMEMTABLE\tCPUS\tNIGHTLY\tSOURCE")
+	fmt.Fprintln(tw, "NAME\tVERSION\tDISK\tCACHE\tMEMTABLE\tCPUS\tLSM\tCOMPACTION\tNIGHTLY\tSOURCE")
 	for _, p := range s.All() {
-		fmt.Fprintf(tw, "%s\tv%d\t%s\t%s\t%s\t%s\t%v\t%s\n", p.Name, p.Version, p.Disk(),
-			FormatBytes(p.BlockCache), FormatBytes(p.MemTable), p.CPUsString(), p.Nightly, p.Source)
+		lsm := p.LSM.String()
+		if lsm == "" {
+			lsm = "pebble's defaults"
+		}
+		compaction := p.Compaction
+		if compaction == "" {
+			compaction = CompactionLocal
+		}
+		fmt.Fprintf(tw, "%s\tv%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", p.Name, p.Version, p.Disk(),
+			FormatBytes(p.BlockCache), FormatBytes(p.MemTable), p.CPUsString(), lsm, compaction, p.Nightly, p.Source)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -67,6 +67,20 @@ func TestParse(t *testing.T) {
 		{name: "object store with a disk's sync", json: `{"name":"x","version":1,"fs":"mem","object_store":true,"put_latency":"80ms","sync_latency":"1ms"}`, wantErr: `object_store "true": an object store runs on fs "mem"`},
 		{name: "put p99 below median", json: `{"name":"x","version":1,"fs":"mem","object_store":true,"put_latency":"80ms","put_latency_p99":"10ms"}`, wantErr: `put_latency_p99 "10ms": must be ≥ put_latency ("80ms")`},
 		{name: "bad upload bandwidth", json: `{"name":"x","version":1,"fs":"mem","object_store":true,"put_latency":"80ms","upload_bandwidth":"x"}`, wantErr: `upload_bandwidth "x": not a size`},
+		{
+			name: "checkpointed engine-like LSM",
+			json: `{"name":"eng","version":1,"fs":"mem","checkpointed":true,"lsm":{"l0_compaction_threshold":4,"l0_stop_writes_threshold":128,"compaction_concurrency":4,"lbase_max_bytes":"512MiB","target_file_size":"32MiB"},"compaction":"offloaded"}`,
+			want: Profile{Name: "eng", Version: 1, FS: FSMem, Checkpointed: true, Compaction: CompactionOffloaded,
+				LSM:        LSM{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20},
+				BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
+		},
+		{name: "checkpointed with a sync", json: `{"name":"x","version":1,"fs":"mem","checkpointed":true,"sync_latency":"1ms"}`, wantErr: `checkpointed "true": a checkpointed store has no WAL`},
+		{name: "bad compaction", json: `{"name":"x","version":1,"fs":"mem","compaction":"remote"}`, wantErr: `compaction "remote": must be "local" or "offloaded"`},
+		{name: "negative lsm knob", json: `{"name":"x","version":1,"fs":"mem","lsm":{"compaction_concurrency":-1}}`, wantErr: `lsm "`},
+		{name: "stop below compaction", json: `{"name":"x","version":1,"fs":"mem","lsm":{"l0_compaction_threshold":8,"l0_stop_writes_threshold":7}}`, wantErr: `lsm.l0_stop_writes_threshold "7": must be at least l0_compaction_threshold`},
+		{name: "stop below the default compaction", json: `{"name":"x","version":1,"fs":"mem","lsm":{"l0_stop_writes_threshold":3}}`, wantErr: `lsm.l0_stop_writes_threshold "3": must be at least l0_compaction_threshold (default 4)`},
+		{name: "bad lbase", json: `{"name":"x","version":1,"fs":"mem","lsm":{"lbase_max_bytes":"big"}}`, wantErr: `lsm.lbase_max_bytes "big": not a size`},
+		{name: "unknown lsm knob", json: `{"name":"x","version":1,"fs":"mem","lsm":{"l1_size":"1MiB"}}`, wantErr: `unknown field "l1_size"`},
 		{name: "bad fs", json: `{"name":"x","version":1,"fs":"tape"}`, wantErr: `fs "tape"`},
 		{name: "dir on mem", json: `{"name":"x","version":1,"fs":"mem","dir":"/d"}`, wantErr: `dir "/d"`},
 		{name: "no version", json: `{"name":"x","fs":"mem"}`, wantErr: `version "0"`},
@@ -111,6 +125,14 @@ func TestBuiltin(t *testing.T) {
 	}
 	if got["mem"].Simulated() || got["ssd"].Simulated() {
 		t.Error("mem and ssd are not simulated")
+	}
+	if h := got["hummock"]; !h.Checkpointed || h.Simulated() || h.LSM != (LSM{}) || !strings.Contains(h.Disk(), "no WAL") {
+		t.Errorf("hummock = %+v (disk %q), want checkpointed, not simulated, Pebble's LSM, and its disk saying no WAL", h, h.Disk())
+	}
+	// The engine's compaction config (RisingWave 3.2.0-alpha; the README cites where).
+	engine := LSM{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20}
+	if e := got["engine"]; !e.Checkpointed || e.LSM != engine || e.Compaction != CompactionOffloaded {
+		t.Errorf("engine = %+v, want checkpointed, LSM %+v, compaction offloaded", e, engine)
 	}
 }
 

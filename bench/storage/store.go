@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,6 +31,51 @@ type Options struct {
 	// the WAL away: a checkpoint flushes the memtable, and its sstables upload.
 	Throttle *meterfs.Throttle
 	Logger   *slog.Logger // Pebble's info and error messages (nil: discarded)
+
+	// Checkpointed takes the WAL away as an object store does, without its uploads:
+	// every checkpoint flushes the epoch's writes to L0 sstables, as the engine's
+	// shared-buffer sync does. The memtables are its shared buffer: writes that fill
+	// one between checkpoints flush earlier (a spill), and a full set stalls them.
+	Checkpointed bool
+	LSM          LSMOptions // zero fields keep Pebble's defaults
+	// OffloadCompactions meters the CPU of compactions apart from the job's
+	// (CompactionCPU), as the engine runs them on compactor nodes, not its own.
+	OffloadCompactions bool
+}
+
+// LSMOptions shape Pebble's levels and compactions; a zero field keeps Pebble's
+// default (in parentheses).
+type LSMOptions struct {
+	L0CompactionThreshold int   // L0 sublevels that make L0 compact (4)
+	L0StopWritesThreshold int   // L0 sublevels at which writes stop (12)
+	CompactionConcurrency int   // compactions running at once (1)
+	LBaseMaxBytes         int64 // bytes the base level holds before it compacts down (64 MiB)
+	// The sstable size compactions write to L0 and the base level, doubling every
+	// second level below it, as the engine's target_file_size_base (Pebble's
+	// default: 2 MiB in L0, doubling every level).
+	TargetFileSize int64
+}
+
+// apply sets o's knobs on opts.
+func (o LSMOptions) apply(opts *pebble.Options) {
+	if o.L0CompactionThreshold > 0 {
+		opts.L0CompactionThreshold = o.L0CompactionThreshold
+	}
+	if o.L0StopWritesThreshold > 0 {
+		opts.L0StopWritesThreshold = o.L0StopWritesThreshold
+	}
+	if n := o.CompactionConcurrency; n > 0 {
+		opts.CompactionConcurrencyRange = func() (int, int) { return n, n }
+	}
+	if o.LBaseMaxBytes > 0 {
+		opts.LBaseMaxBytes = o.LBaseMaxBytes
+	}
+	if o.TargetFileSize > 0 {
+		opts.TargetFileSizes[0] = o.TargetFileSize
+		for i := 1; i < len(opts.TargetFileSizes); i++ {
+			opts.TargetFileSizes[i] = o.TargetFileSize << ((i - 1) / 2)
+		}
+	}
 }
 
 // DefaultMemTables is how many memtables a DB holds before a commit waits: 4 (256
@@ -53,8 +99,18 @@ type Store struct {
 	// Write stalls so far: how many, their total time, and when the current one
 	// began (unix ns; 0: none); and the bytes of the commits that waited in one.
 	stalls, stallNanos, stallFrom, stallBytes atomic.Int64
+	// The same split by cause, indexed by stallKind; the current stall's cause.
+	stallsBy, stallNanosBy [numStallKinds]atomic.Int64
+	stallKind              atomic.Int32
+
+	compactions *compactionMeter // nil unless compactions are offloaded
 
 	objectStore bool // no WAL: a checkpoint is a flush
+
+	// Checkpointed without an object store: a checkpoint's flush begins once the
+	// previous one ended (lastFlush), so that each flushes its own epochs alone.
+	serialFlushes bool
+	lastFlush     <-chan struct{}
 
 	uploads    sync.WaitGroup // checkpoints' flushes going on in the background
 	lastUpload *Upload        // the latest of them (s.mu)
@@ -77,8 +133,9 @@ func Open(o Options) (*Store, error) {
 	if o.MemTables == 0 {
 		o.MemTables = DefaultMemTables
 	}
-	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore(), closing: make(chan struct{})}
-	db, err := pebble.Open(o.Dir, &pebble.Options{
+	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{})}
+	s.serialFlushes = s.objectStore && !o.Throttle.ObjectStore()
+	opts := &pebble.Options{
 		FS:           s.FS,
 		Cache:        s.cache,
 		MemTableSize: o.MemTableSize,
@@ -91,17 +148,34 @@ func Open(o Options) (*Store, error) {
 		Logger:                      Logger(o.Logger),
 		EventListener: &pebble.EventListener{
 			BackgroundError: func(err error) { s.bgErr.CompareAndSwap(nil, &err) },
-			WriteStallBegin: func(pebble.WriteStallBeginInfo) {
+			WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
+				kind := stallKindOf(info.Reason)
 				s.stalls.Add(1)
+				s.stallsBy[kind].Add(1)
+				s.stallKind.Store(int32(kind))
 				s.stallFrom.Store(time.Now().UnixNano())
 			},
 			WriteStallEnd: func() {
 				if from := s.stallFrom.Swap(0); from != 0 {
-					s.stallNanos.Add(time.Now().UnixNano() - from)
+					d := time.Now().UnixNano() - from
+					s.stallNanos.Add(d)
+					s.stallNanosBy[s.stallKind.Load()].Add(d)
 				}
 			},
 		},
-	})
+	}
+	o.LSM.apply(opts)
+	if s.serialFlushes {
+		// One sstable per flush, whatever L0 holds when it runs (Pebble splits a
+		// flush at L0's intervals, which compactions running meanwhile move): a
+		// checkpoint's flush writes the same bytes in every run.
+		opts.FlushSplitBytes = 0
+	}
+	if o.OffloadCompactions {
+		s.compactions = &compactionMeter{}
+		s.compactions.listen(opts.EventListener)
+	}
+	db, err := pebble.Open(o.Dir, opts)
 	if err != nil {
 		s.cache.Unref()
 		return nil, fmt.Errorf("storage: open %q: %w", o.Dir, err)
@@ -190,10 +264,21 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 	if err := s.commitBatch(b, pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
+	if s.serialFlushes && s.lastFlush != nil {
+		// Pebble flushes the memtables queued when a flush begins together: a
+		// checkpoint queued behind a slow flush would share the next one's
+		// sstable, and the bytes written would depend on timing.
+		select {
+		case <-s.lastFlush:
+		case <-s.closing:
+			return nil, fmt.Errorf("storage: commit epoch %d: the store closed while the previous checkpoint flushed", epoch)
+		}
+	}
 	flushed, err := s.DB.AsyncFlush()
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: flush to the object store: %w", epoch, err)
 	}
+	s.lastFlush = flushed
 	snap := newEpochSnapshot(epoch, s.DB.NewSnapshot())
 	snap.refs.Add(1) // the upload's, until it ends
 	s.publish(snap, false)
@@ -362,6 +447,27 @@ type LSM struct {
 	Stalls         int64  // write stalls so far
 	StallTime      time.Duration
 	StallBytes     int64 // bytes of the commits that waited in a write stall, so far
+	// The write stalls by cause: the memtables full, waiting for a flush, or L0
+	// too deep, waiting for compactions. A stall counts under the cause it began
+	// with (Pebble reports one reason per stall).
+	MemTableStalls, L0Stalls       int64
+	MemTableStallTime, L0StallTime time.Duration
+}
+
+// The causes of a write stall.
+const (
+	stallMemTable = iota
+	stallL0
+	numStallKinds
+)
+
+// stallKindOf reads the cause of a write stall from Pebble's reason: "memtable
+// count limit reached" or "L0 file count limit exceeded".
+func stallKindOf(reason string) int {
+	if strings.Contains(reason, "L0") {
+		return stallL0
+	}
+	return stallMemTable
 }
 
 // LSM returns the LSM's shape now and the write stalls so far.
@@ -370,8 +476,20 @@ func (s *Store) LSM() LSM {
 	return LSM{
 		L0Files: m.Levels[0].TablesCount, L0Sublevels: m.Levels[0].Sublevels, CompactionDebt: m.Compact.EstimatedDebt,
 		Memtables: m.MemTable.Count, ReadAmp: m.ReadAmp(), Stalls: s.stalls.Load(), StallTime: time.Duration(s.stallNanos.Load()),
-		StallBytes: s.stallBytes.Load(),
+		StallBytes:     s.stallBytes.Load(),
+		MemTableStalls: s.stallsBy[stallMemTable].Load(), MemTableStallTime: time.Duration(s.stallNanosBy[stallMemTable].Load()),
+		L0Stalls: s.stallsBy[stallL0].Load(), L0StallTime: time.Duration(s.stallNanosBy[stallL0].Load()),
 	}
+}
+
+// CompactionCPU is the CPU time compactions have used so far when they are
+// offloaded (Options.OffloadCompactions), and 0 otherwise: see compactionMeter for
+// what it counts.
+func (s *Store) CompactionCPU() (time.Duration, error) {
+	if s.compactions == nil {
+		return 0, nil
+	}
+	return s.compactions.total()
 }
 
 // Err returns the first error of a background flush or compaction, or nil. Pebble
