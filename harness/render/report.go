@@ -60,6 +60,15 @@ func headline(v *judge.Verdict) string {
 		}
 	}
 	verdict := map[judge.Status]string{judge.Regression: "✗ REGRESSION", judge.Inconclusive: "? INCONCLUSIVE", judge.NoRegression: "✓ no regression"}[v.Outcome()]
+	if v.ExpectedRegression != "" {
+		verdict = "✓ EXPECTED REGRESSION (" + v.ExpectedRegression + ")"
+	}
+	if len(v.FailedInHead) > 0 {
+		verdict += fmt.Sprintf(", %d cells failed in head", len(v.FailedInHead))
+	}
+	if len(v.Lost) > 0 {
+		verdict += fmt.Sprintf(", %d cells with judged metrics on one side only", len(v.Lost))
+	}
 	s := fmt.Sprintf("%s: %d regressed, %d improved, %d inconclusive of %d judged (cell, metric) pairs; %s, α = %g",
 		verdict, v.Regressions, improved, v.Inconclusive, judged, correctionName(v.Correction), v.Alpha)
 	if d := detectableList(v); d != "" {
@@ -119,10 +128,17 @@ func formatStat(s judge.Stat, unit string) string {
 	return fmt.Sprintf("%s ± %s n=%d", benchunit.Scale(s.Median, benchunit.ClassOf(unit)), s.Summary().PctRangeString(), s.N)
 }
 
-// formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]".
+// formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]"; an
+// exact unit's as benchstat prints it, "0.00%" or "+5.00%", with no interval.
 func formatDelta(f judge.Finding) string {
 	if f.Base.Median == 0 && f.Pairs == 0 {
 		return "?"
+	}
+	if f.Exact && f.Pairs == 0 {
+		if f.Base.Median == f.Head.Median {
+			return "0.00%"
+		}
+		return fmt.Sprintf("%+.2f%%", 100*f.Delta)
 	}
 	s := fmt.Sprintf("%+.2f%%", 100*f.Delta)
 	if f.Lo != nil && f.Hi != nil {
@@ -133,17 +149,21 @@ func formatDelta(f judge.Finding) string {
 	return s
 }
 
-// testName says which test gave a finding's p-value.
+// testName says which test gave a finding's p-value and its change: paired, the
+// Hodges–Lehmann per-round ratio (HL); unpaired, benchstat's ratio of medians.
 func testName(f judge.Finding) string {
-	if f.Pairs > 0 {
-		return fmt.Sprintf("paired×%d", f.Pairs)
+	switch {
+	case f.Pairs > 0:
+		return fmt.Sprintf("paired×%d HL", f.Pairs)
+	case f.Exact:
+		return "exact"
 	}
 	return "unpaired"
 }
 
 // WriteVerdictTable prints the verdict and every judged finding, benchstat style.
 func WriteVerdictTable(w io.Writer, v *judge.Verdict) {
-	fmt.Fprintf(w, "base %s vs head %s\n%s\n\n", v.Base, v.Head, headline(v))
+	fmt.Fprintf(w, "base %s vs head %s\n%s\n%s\n\n", v.Base, v.Head, headline(v), changeHeader)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tcell\tmetric\tbase\thead\tchange [95% CI]\ttest\tp\tp adj.\tthreshold\tdetectable\t")
 	for _, f := range judgedFindings(v) {
@@ -158,7 +178,25 @@ func WriteVerdictTable(w io.Writer, v *judge.Verdict) {
 	fmt.Fprintln(w, "\n"+legendVerdict+" Every metric, judged or not, is in metrics.txt.")
 }
 
+// changeHeader says what the change column is, above the table.
+const changeHeader = "change: paired rows (test paired×n HL), the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired rows, benchstat's ratio of medians, p from its Mann–Whitney U test (the interval: two-sample Hodges–Lehmann)"
+
+// writeMissing lists what the tables leave out: the cells one side only has, the
+// judged metrics lost, the jobs failed in head, the expected regression's reason
+// and benchstat's warnings.
 func writeMissing(w io.Writer, v *judge.Verdict, bullet string) {
+	for _, c := range v.FailedInHead {
+		fmt.Fprintf(w, "%sfailed in head (a regression): %s\n", bullet, c)
+	}
+	for _, l := range v.Lost {
+		fmt.Fprintf(w, "%sjudged on one side only (never a pass): %s\n", bullet, l)
+	}
+	if v.ExpectedRegression != "" {
+		fmt.Fprintf(w, "%sexpected regression, let pass: %s\n", bullet, v.ExpectedRegression)
+	}
+	for _, wn := range v.Warnings {
+		fmt.Fprintf(w, "%sbenchstat warning: %s\n", bullet, wn)
+	}
 	for _, m := range []struct {
 		side  string
 		names []string
@@ -175,7 +213,7 @@ const maxReportRows = 150
 // WriteReport writes report.md: the verdict first, then the table, the cells only
 // one side has, notes, the exact command and the machine (both already rendered).
 func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots []string) {
-	fmt.Fprintf(w, "## backfill-bench: `%s` vs `%s`\n\n**%s**\n\n", v.Base, v.Head, headline(v))
+	fmt.Fprintf(w, "## backfill-bench: `%s` vs `%s`\n\n**%s**\n\n%s.\n\n", v.Base, v.Head, headline(v), changeHeader)
 	fmt.Fprintln(w, "| | cell | metric | base | head | change [95 % CI] | test | p (adj.) | threshold | detectable |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	findings := judgedFindings(v)
@@ -199,7 +237,7 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 			fmt.Fprintf(w, "![%s](plots/%s.png)\n", p, p)
 		}
 	}
-	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head of each round ran as a pair: at once in a duet, else back to back): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the two-sample Hodges–Lehmann estimate of the ratio, p from the Mann–Whitney U test, as benchstat. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
+	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head of each round ran as a pair: at once in a duet, else back to back): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the ratio of the medians and p from the Mann–Whitney U test, as benchstat, with the two-sample Hodges–Lehmann interval of the ratio. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
 		legendVerdict, correctionName(v.Correction))
 	fmt.Fprintf(w, "Command: `%s`  \nMachine: %s\n", command, machine)
 }
