@@ -177,12 +177,15 @@ func KnownUnit(unit string) bool {
 func checkResult(r *benchfmt.Result) error {
 	file, line := r.Pos()
 	for _, v := range r.Values {
-		unit := origUnit(v)
+		unit, value := origUnit(v), v.Value
+		if v.OrigUnit != "" {
+			value = v.OrigValue // as written: -5 ns/op, not -5e-09 sec/op
+		}
 		switch {
 		case math.IsNaN(v.Value) || math.IsInf(v.Value, 0):
 			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is not a finite number: the job that wrote it failed; rerun it or remove the line", file, line, r.Name, v.Value, unit)
 		case v.Value < 0 && KnownUnit(unit):
-			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is negative, which no metric here can be; rerun the job or remove the line", file, line, r.Name, v.Value, unit)
+			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is negative, which no metric here can be; rerun the job or remove the line", file, line, r.Name, value, unit)
 		}
 	}
 	return nil

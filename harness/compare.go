@@ -284,6 +284,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		}
 		return v, ErrRegression
 	case judge.Inconclusive:
+		if len(v.Lost) > 0 {
+			return v, lostError(v.Lost)
+		}
 		return v, ErrInconclusive
 	}
 	return v, nil
@@ -351,6 +354,24 @@ func failedIn(side sideSpec) ([]string, error) {
 	}
 	return failed, nil
 }
+
+// lostError is the inconclusive verdict of judged cells on one side only.
+func lostError(lost []judge.Lost) error {
+	var names []string
+	for _, l := range lost {
+		names = append(names, l.String())
+	}
+	return fmt.Errorf("%w: judged cells on one side only, which no verdict can pass: %s (a job that crashed or was renamed, or a changed -N GOMAXPROCS suffix)", errInconclusiveLost, strings.Join(names, "; "))
+}
+
+// errInconclusiveLost is ErrInconclusive without its advice to run more rounds,
+// which cannot bring a lost cell back.
+var errInconclusiveLost = inconclusive("inconclusive")
+
+type inconclusive string
+
+func (e inconclusive) Error() string        { return string(e) }
+func (e inconclusive) Is(target error) bool { return target == ErrInconclusive }
 
 // nothingJudged is the error of a verdict over no judged pair: it names the units
 // the results have and the --threshold that would judge them.

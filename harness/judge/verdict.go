@@ -297,9 +297,26 @@ func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdi
 		v.Notes = append(v.Notes, "compared across machines (--across-machines): base "+machinesOf(base.Results)+", head "+machinesOf(head.Results)+"; differences may be the machines'")
 	}
 	if len(v.Findings) == 0 && len(base.Results) > 0 && len(head.Results) > 0 {
-		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides%s", configDiff(base.Results, head.Results))
+		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides (base has %s; head has %s)%s", unitsOf(g, SideBase), unitsOf(g, SideHead), configDiff(base.Results, head.Results))
 	}
 	return v, g, nil
+}
+
+// unitsOf lists the units one side of a grid has, and in how many cells.
+func unitsOf(g *Grid, side string) string {
+	var out []string
+	for _, t := range g.Tables {
+		n := 0
+		for k := range t.Cells {
+			if k.Col.StringValues() == side {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s in %d cells", t.Unit, n))
+		}
+	}
+	return orNone(out)
 }
 
 // machinesOf lists the machine fingerprints of results.

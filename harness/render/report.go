@@ -63,6 +63,9 @@ func headline(v *judge.Verdict) string {
 	if v.ExpectedRegression != "" {
 		verdict = "✓ EXPECTED REGRESSION (" + v.ExpectedRegression + ")"
 	}
+	if judged == 0 {
+		verdict = "✗ NOTHING JUDGED (no pair has a threshold; never a pass)"
+	}
 	if len(v.FailedInHead) > 0 {
 		verdict += fmt.Sprintf(", %d cells failed in head", len(v.FailedInHead))
 	}
