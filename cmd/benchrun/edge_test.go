@@ -14,6 +14,7 @@ import (
 func TestCompareEdgeCases(t *testing.T) {
 	for _, tc := range []struct {
 		name string
+		args []string // more flags
 		exit int
 		says string // in the headline (stdout's second line) or the error
 		also string // anywhere in stdout: a note or a warning
@@ -31,6 +32,9 @@ func TestCompareEdgeCases(t *testing.T) {
 			also: "benchstat warning: need >= 6 samples for confidence interval at level 0.95"},
 		{name: "slower-10pct", exit: 1, says: "✗ REGRESSION: 1 regressed, 0 improved, 0 inconclusive of 2 judged",
 			also: "note: sec/op judged in place of steady-rows/s (its 3% threshold) in 2 cells whose results lack the steady-state figures"},
+		{name: "slower-10pct", args: []string{"--expected-regression", "the scan now verifies checksums (#123)"}, exit: 0,
+			says: "✓ EXPECTED REGRESSION (the scan now verifies checksums (#123)): 1 regressed", also: "expected regression, let pass: the scan now verifies checksums"},
+		{name: "slower-10pct", args: []string{"--thresholds-file", "testdata/edge/scan-15pct.json"}, exit: 0, says: "✓ no regression: 0 regressed"},
 		{name: "faster-10pct", exit: 0, says: "✓ no regression: 0 regressed, 1 improved"},
 		{name: "unchanged", exit: 0, says: "✓ no regression: 0 regressed, 0 improved, 0 inconclusive of 2 judged"},
 		{name: "zeros-both", exit: 0, says: "✓ no regression", pending: "metrics (zeros on both sides are no change)"},
@@ -48,12 +52,13 @@ func TestCompareEdgeCases(t *testing.T) {
 		{name: "log-noise", exit: 0, says: "✓ no regression: 0 regressed, 0 improved, 0 inconclusive of 1 judged",
 			also: "head.txt:17: parsing iteration count: invalid syntax: not a benchfmt line"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(strings.Join(append([]string{tc.name}, tc.args...), " "), func(t *testing.T) {
 			if tc.pending != "" {
 				t.Skipf("waits for the %s branch", tc.pending)
 			}
 			dir := filepath.Join("testdata", "edge", tc.name)
-			stdout, _, err := runArgs("compare", "--no-plots", "--out", t.TempDir(), filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
+			args := append([]string{"compare", "--no-plots", "--out", t.TempDir()}, tc.args...)
+			stdout, _, err := runArgs(append(args, filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))...)
 			lines := strings.SplitN(stdout, "\n", 3)
 			said := fmt.Sprint(err)
 			if len(lines) > 1 {
