@@ -44,6 +44,7 @@ const (
 	rowsHang       = 3 // never finishes
 	rowsVerifyFail = 4 // the job's B != A check fails
 	rowsWrongCell  = 5 // exits 0 without the cell's result
+	rowsCopyFails  = 6 // the cell runs; its raw copy dies
 )
 
 func fakeBench(args []string) int {
@@ -71,6 +72,10 @@ func fakeBench(args []string) int {
 	}
 	fmt.Println("Unit rows/s better=higher\ngoos: linux\ngoarch: amd64\npkg: fake\ncpu: fake")
 	if bench := fs.Lookup("test.bench").Value.String(); strings.HasPrefix(bench, "^BenchmarkRawCopy$") {
+		if m.Rows[0] == rowsCopyFails {
+			fmt.Fprintln(os.Stderr, "panic: raw copy: short write")
+			return 2
+		}
 		fmt.Printf("BenchmarkRawCopy/profile=%s/workload=%s/rows=%d-2 \t1\t1000 ns/op\t3000 rows/s\nPASS\n", m.Profiles[0], m.Workloads[0], m.Rows[0])
 		return 0
 	}
@@ -475,6 +480,29 @@ func TestRunRawCopy(t *testing.T) {
 	// 2 tables × persist off and on × 2 rounds; 2 tables × 2 rounds of copies.
 	if cells != 8 || copies != 4 {
 		t.Errorf("%d cell results and %d raw copies, want 8 and 4", cells, copies)
+	}
+}
+
+// TestRunExtraFailuresFailTheRun: a run after the cells that fails (here a raw
+// copy) is recorded in failures.txt with its output and makes the run fail, while
+// the cells' results and the copies that worked are kept.
+func TestRunExtraFailuresFailTheRun(t *testing.T) {
+	cfg := fakeConfig(t, "1,6", 1)
+	cfg.RawCopy = true
+	rep, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "1 of 2 runs after the cells (raw copies, recoveries) failed") {
+		t.Fatalf("err = %v, want the failed raw copy", err)
+	}
+	data, ferr := os.ReadFile(filepath.Join(rep.Dir, "failures.txt"))
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if got := string(data); !strings.Contains(got, "after the cells (round 1) BenchmarkRawCopy/profile=mem/workload=narrow/rows=6: exit status 2") ||
+		!strings.Contains(got, "    panic: raw copy: short write") {
+		t.Errorf("failures.txt:\n%s", got)
+	}
+	if len(rep.Results) != 4 || len(rep.Extras) != 1 {
+		t.Errorf("%d cell results and %d raw copies kept, want 4 and 1", len(rep.Results), len(rep.Extras))
 	}
 }
 
