@@ -31,7 +31,7 @@ func TestCompareEdgeCases(t *testing.T) {
 		{name: "n3", exit: 3, says: "? INCONCLUSIVE: 0 regressed, 0 improved, 1 inconclusive of 1 judged",
 			also: "benchstat warning: need >= 6 samples for confidence interval at level 0.95"},
 		{name: "slower-10pct", exit: 1, says: "✗ REGRESSION: 1 regressed, 0 improved, 0 inconclusive of 2 judged",
-			also: "note: sec/op judged in place of steady-rows/s (its 3% threshold) in 2 cells whose results lack the steady-state figures"},
+			also: "note: sec/op judged in place of steady-rows/s (its 3% threshold) in 2 cells: the results have no steady-state figures"},
 		{name: "slower-10pct", args: []string{"--expected-regression", "the scan now verifies checksums (#123)"}, exit: 0,
 			says: "✓ EXPECTED REGRESSION (the scan now verifies checksums (#123)): 1 regressed", also: "expected regression, let pass: the scan now verifies checksums"},
 		{name: "slower-10pct", args: []string{"--thresholds-file", "testdata/edge/scan-15pct.json"}, exit: 0, says: "✓ no regression: 0 regressed"},

@@ -72,35 +72,48 @@ func TestLoadThresholdsFile(t *testing.T) {
 	}
 }
 
-// TestStandIns: a cell without the steady-state throughput has its whole-job
-// throughput judged at that threshold (rows/s before sec/op), and one with it has
-// not; the verdict says which stood in.
+// TestStandIns: results without the steady-state throughput have their whole-job
+// throughput judged at its threshold (rows/s before sec/op), and the verdict says
+// so; results that have it in any cell judge no whole-job unit (a recovery cell is
+// not a steady state).
 func TestStandIns(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 3))
-	g := synthetic(t, map[string][2][]float64{
-		"plain|sec/op":         {sample(rng, 10, 100, 0.002), sample(rng, 10, 110, 0.002)},
-		"whole|sec/op":         {sample(rng, 10, 100, 0.002), sample(rng, 10, 110, 0.002)},
-		"whole|rows/s":         {sample(rng, 10, 100, 0.002), sample(rng, 10, 91, 0.002)},
-		"steady|rows/s":        {sample(rng, 10, 100, 0.002), sample(rng, 10, 91, 0.002)},
-		"steady|steady-rows/s": {sample(rng, 10, 100, 0.002), sample(rng, 10, 100, 0.002)},
-	})
-	v, err := Judge(g, Options{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]string{}
-	for _, f := range v.Findings {
-		got[f.Cell+"|"+f.Unit] = f.Status.String() + " " + f.StandsFor
-	}
-	want := map[string]string{
-		"plain|sec/op": "regression steady-rows/s", "whole|sec/op": "not judged ", "whole|rows/s": "regression steady-rows/s",
-		"steady|rows/s": "not judged ", "steady|steady-rows/s": "no regression ",
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("findings %v, want %v", got, want)
-	}
-	if !strings.Contains(strings.Join(v.Notes, "\n"), "rows/s judged in place of steady-rows/s (its 3% threshold) in 1 cells") {
-		t.Errorf("notes %q", v.Notes)
+	for _, tc := range []struct {
+		name  string
+		units []string // of the second cell
+		want  map[string]string
+		note  string
+	}{
+		{"no steady state", []string{"rows/s", "sec/op"},
+			map[string]string{"a|sec/op": "regression steady-rows/s", "b|sec/op": "not judged ", "b|rows/s": "regression steady-rows/s"},
+			"rows/s judged in place of steady-rows/s (its 3% threshold) in 1 cells"},
+		{"a steady state elsewhere", []string{"rows/s", "steady-rows/s"},
+			map[string]string{"a|sec/op": "not judged ", "b|rows/s": "not judged ", "b|steady-rows/s": "regression "}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 3))
+			samples := map[string][2][]float64{"a|sec/op": {sample(rng, 10, 100, 0.002), sample(rng, 10, 110, 0.002)}}
+			for _, u := range tc.units {
+				shift := 1.1
+				if contract.Better(nil, u) > 0 {
+					shift = 0.91
+				}
+				samples["b|"+u] = [2][]float64{sample(rng, 10, 100, 0.002), sample(rng, 10, 100*shift, 0.002)}
+			}
+			v, err := Judge(synthetic(t, samples), Options{Thresholds: DefaultThresholds(), Correction: Holm, Alpha: 0.05})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, f := range v.Findings {
+				got[f.Cell+"|"+f.Unit] = f.Status.String() + " " + f.StandsFor
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("findings %v, want %v", got, tc.want)
+			}
+			if notes := strings.Join(v.Notes, "\n"); !strings.Contains(notes, tc.note) || tc.note == "" && notes != "" {
+				t.Errorf("notes %q, want %q", notes, tc.note)
+			}
+		})
 	}
 }
 

@@ -137,8 +137,8 @@ type Verdict struct {
 	Notes        []string `json:"notes,omitempty"`
 	// Warnings are benchstat's, under its tables: "sec/op: need >= 6 samples …".
 	Warnings []string `json:"warnings,omitempty"`
-	// Units are the units compared, judged or not, and Unjudged those without a
-	// threshold, so that a verdict over none can name what would judge them.
+	// Units are the units of the grid, judged or not, so that a verdict over none
+	// can name what would judge them.
 	Units []string `json:"units,omitempty"`
 	// ExpectedRegression is the reason a confirmed regression was let pass
 	// (--expected-regression); the regression still stands in the findings.
@@ -383,7 +383,6 @@ func orNone(v []string) string {
 func Judge(g *Grid, o Options) (*Verdict, error) {
 	v := &Verdict{Correction: o.Correction, Alpha: o.Alpha}
 	only := [2]map[string][]string{{}, {}} // base, head: cell → units on that side only
-	has := [2]map[string]map[string]bool{{}, {}}
 	compared := map[string]bool{}
 	labels := rowLabels(g)
 	type pending struct {
@@ -391,7 +390,8 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	}
 	var est []pending
 	warn := newWarnings()
-	units := map[string]bool{}
+	units := map[string]bool{}                // of every cell
+	cellUnits := map[string]map[string]bool{} // of each cell, on either side
 	for _, t := range g.Tables {
 		if len(t.Cols) > 2 {
 			return nil, fmt.Errorf("comparing needs two sides, have %d columns", len(t.Cols))
@@ -409,13 +409,13 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 				cells[side] = t.Cells[GridKey{Row: row, Col: col}]
 			}
 			base, head := cells[0], cells[1]
-			for side, c := range cells {
+			for _, c := range cells {
 				if c != nil {
-					if has[side][name] == nil {
-						has[side][name] = map[string]bool{}
-					}
-					has[side][name][t.Unit] = true
 					warn.add(t.Unit, c.Sample.Warnings, c.Summary.Warnings)
+					if cellUnits[name] == nil {
+						cellUnits[name] = map[string]bool{}
+					}
+					cellUnits[name][t.Unit] = true
 				}
 			}
 			switch {
@@ -454,7 +454,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	standIns := map[string]map[string]int{} // stand-in → steady unit → cells
 	for i := range v.Findings {
 		f := &v.Findings[i]
-		f.Threshold, f.StandsFor = o.threshold(f.Cell, f.Unit, has[0][f.Cell], has[1][f.Cell])
+		f.Threshold, f.StandsFor = o.threshold(f.Cell, f.Unit, units, cellUnits[f.Cell])
 		if f.Threshold > 0 && f.Better != 0 {
 			judged = append(judged, i)
 			ps = append(ps, f.P)
@@ -468,7 +468,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	}
 	for _, u := range slices.Sorted(maps.Keys(standIns)) {
 		for _, steady := range slices.Sorted(maps.Keys(standIns[u])) {
-			v.Notes = append(v.Notes, fmt.Sprintf("%s judged in place of %s (its %g%% threshold) in %d cells whose results lack the steady-state figures", u, steady, 100*o.threshold1(steady), standIns[u][steady]))
+			v.Notes = append(v.Notes, fmt.Sprintf("%s judged in place of %s (its %g%% threshold) in %d cells: the results have no steady-state figures", u, steady, 100*o.Thresholds[steady], standIns[u][steady]))
 		}
 	}
 	adj, err := Adjust(o.Correction, ps)
@@ -512,7 +512,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 		for _, name := range slices.Sorted(maps.Keys(m)) {
 			l := Lost{Cell: name, Side: []string{SideBase, SideHead}[side]}
 			for _, u := range m[name] {
-				if thr, _ := o.threshold(name, u, has[side][name], nil); thr > 0 && contract.Better(nil, u) != 0 {
+				if thr, _ := o.threshold(name, u, units, cellUnits[name]); thr > 0 && contract.Better(nil, u) != 0 {
 					l.Units = append(l.Units, u)
 				}
 			}
@@ -578,8 +578,9 @@ func rowLabels(g *Grid) map[benchproc.Key]string {
 }
 
 // standIns are the whole-job units judged, in order of preference, in place of a
-// steady-state unit that a cell's results lack (plain go test -bench output, or a
-// job too short for a steady state).
+// steady-state unit that the results lack (plain go test -bench output, or jobs
+// too short for a steady state). Results that have it somewhere keep their other
+// cells' whole-job units unjudged: a recovery or a raw copy is not a steady state.
 var standIns = []struct {
 	steady string
 	whole  []string
@@ -590,17 +591,18 @@ var standIns = []struct {
 
 // threshold is the threshold of a cell's unit, and the steady-state unit it stands
 // in for, if any: a cell rule's, else the unit's; a whole-job unit without one
-// takes the threshold of a steady-state unit neither side of the cell has.
-func (o Options) threshold(cell, unit string, base, head map[string]bool) (float64, string) {
+// takes the threshold of a steady-state unit that none of the results (units) has,
+// if it is the first of its stand-ins that the cell has (cellUnits).
+func (o Options) threshold(cell, unit string, units, cellUnits map[string]bool) (float64, string) {
 	if t := o.cellThreshold(cell, unit); t > 0 {
 		return t, ""
 	}
 	for _, si := range standIns {
-		if base[si.steady] || head[si.steady] {
+		if units[si.steady] {
 			continue
 		}
 		for _, w := range si.whole {
-			if base[w] || head[w] {
+			if cellUnits[w] {
 				if w == unit {
 					if t := o.cellThreshold(cell, si.steady); t > 0 {
 						return t, si.steady
@@ -612,9 +614,6 @@ func (o Options) threshold(cell, unit string, base, head map[string]bool) (float
 	}
 	return 0, ""
 }
-
-// threshold1 is a unit's threshold, cell rules aside.
-func (o Options) threshold1(unit string) float64 { return o.Thresholds[unit] }
 
 // warnings gathers benchstat's warnings, in first-seen order, with the units
 // each concerns and how many times it was given.
