@@ -346,8 +346,8 @@ func failedIn(side sideSpec) ([]string, error) {
 		return nil, fmt.Errorf("compare: %w", err)
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		// run 3 (round 2, head) BenchmarkX/…: reason
-		if _, rest, ok := strings.Cut(l, ") Benchmark"); ok && strings.HasPrefix(l, "run ") {
+		// run 3 (round 2, head) BenchmarkX/…: reason, or after the cells (round 1) …
+		if _, rest, ok := strings.Cut(l, ") Benchmark"); ok && (strings.HasPrefix(l, "run ") || strings.HasPrefix(l, "after the cells ")) {
 			name, _, _ := strings.Cut(rest, ": ")
 			failed = append(failed, name)
 		}
