@@ -214,6 +214,11 @@ type LogicalBytes struct{ Upstream, MV, State int64 }
 // Total is the sum over tables.
 func (l LogicalBytes) Total() int64 { return l.Upstream + l.MV + l.State }
 
+// Data is the MV's and the upstream's bytes: the rows the job exists to write.
+// Write amplification is over them alone, so that a state table's bytes count as a
+// cost of the job and never as work it did.
+func (l LogicalBytes) Data() int64 { return l.Upstream + l.MV }
+
 // Result is what a job measured.
 type Result struct {
 	Wall         time.Duration // first epoch start to final commit
@@ -294,17 +299,47 @@ func BarrierLatency(epochs []EpochTrace, q float64) time.Duration {
 	return time.Duration(contract.Quantile(ns, q))
 }
 
-// WriteAmp is physical bytes written during the job ÷ logical bytes committed.
+// WriteAmp is physical bytes written during the job ÷ logical bytes of the MV and
+// the upstream's changes (LogicalBytes.Data): the state table's bytes are in the
+// numerator only.
 func (r *Result) WriteAmp() float64 { return r.amp(r.FS) }
 
-// SettleWriteAmp is physical bytes written by the settle ÷ logical bytes committed.
+// SettleWriteAmp is physical bytes written by the settle ÷ logical bytes of the MV
+// and the upstream's changes.
 func (r *Result) SettleWriteAmp() float64 { return r.amp(r.Settle) }
 
 func (r *Result) amp(s meterfs.Stats) float64 {
-	if r.Logical.Total() == 0 {
+	if r.Logical.Data() == 0 {
 		return 0
 	}
-	return float64(s.TotalBytes()) / float64(r.Logical.Total())
+	return float64(s.TotalBytes()) / float64(r.Logical.Data())
+}
+
+// PersistBytes are the bytes persisting backfill progress added to a job, per
+// category: the state rows' logical key+value bytes, and the state table's share
+// of the physical bytes the job wrote to the WAL, to flushes and to compactions.
+type PersistBytes struct{ Logical, WAL, Flush, Compaction int64 }
+
+// Total is the sum over categories.
+func (p PersistBytes) Total() int64 { return p.Logical + p.WAL + p.Flush + p.Compaction }
+
+// Persist is what persisting state added to the job; zero without state rows
+// (persist=off). A category's physical bytes are attributed to the state table by
+// its share of the logical bytes committed during the job: every table's rows go
+// through the same WAL records and sstables, so splitting them exactly would mean
+// reading every file back. The share is close for the WAL (it holds the epoch
+// batches as written, a few bytes of framing per entry aside) and for a flush of
+// whole epochs; it overstates compactions, which drop the state rows that later
+// epochs overwrote. The manifest and other files are not the state's and count
+// for no one. The settle after the job (which re-compacts A too) is left out.
+func (r *Result) Persist() PersistBytes {
+	if r.Logical.State == 0 {
+		return PersistBytes{}
+	}
+	share := func(c meterfs.Category) int64 {
+		return int64(float64(r.FS.Bytes[c])*float64(r.Logical.State)/float64(r.Logical.Total()) + 0.5) // rounded
+	}
+	return PersistBytes{Logical: r.Logical.State, WAL: share(meterfs.WAL), Flush: share(meterfs.Flush), Compaction: share(meterfs.Compaction)}
 }
 
 // Job is a prepared job: A is loaded and settled.

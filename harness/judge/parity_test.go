@@ -103,6 +103,12 @@ func checkAgainstBenchstat(t *testing.T, v *Verdict, out string) (rows, mismatch
 			continue
 		}
 		cmp := benchmath.Comparison{P: f.P, N1: f.Base.N, N2: f.Head.N, Alpha: 0.05}
+		if f.Exact {
+			// benchstat gives an exact unit p = 0 as a placeholder and prints none; the
+			// verdict's p of an exact unit is 1 when equal (no change), 0 when not, or
+			// its test's when the values varied.
+			cmp.P = 0
+		}
 		got := []string{fmtCenter(f.Base.Median), f.Base.Summary().PctRangeString(), fmtCenter(f.Head.Median), f.Head.Summary().PctRangeString(), verdictDelta(f), cmp.String()}
 		want := rec[1:7]
 		if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -117,10 +123,10 @@ func checkAgainstBenchstat(t *testing.T, v *Verdict, out string) (rows, mismatch
 func fmtCenter(x float64) string { return fmt.Sprint(x) }
 
 // verdictDelta is the finding's change in benchstat's notation: "~" when not
-// significant at 0.05, else the change of the verdict (exact units: any change).
+// significant at 0.05 (never for an exact unit), else the change of the verdict.
 func verdictDelta(f Finding) string {
 	switch {
-	case f.P > 0.05:
+	case f.P > 0.05 && !f.Exact:
 		return "~"
 	case f.Base.Median == f.Head.Median:
 		return "0.00%"

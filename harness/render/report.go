@@ -132,13 +132,17 @@ func formatStat(s judge.Stat, unit string) string {
 }
 
 // formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]"; an
-// exact unit's as benchstat prints it, "0.00%" or "+5.00%", with no interval.
+// exact unit's exact change (its values repeated on each side: an interval of one
+// point) as benchstat prints it, "0.00%" or "+5.00%".
 func formatDelta(f judge.Finding) string {
-	if f.Base.Median == 0 && f.Pairs == 0 {
+	if f.FromZero {
+		return "from 0"
+	}
+	if f.Base.Median == 0 && f.Pairs == 0 && f.Lo == nil { // zero on both sides has an interval: [0, 0]
 		return "?"
 	}
-	if f.Exact && f.Pairs == 0 {
-		if f.Base.Median == f.Head.Median {
+	if f.Exact && f.Lo != nil && f.Hi != nil && *f.Lo == *f.Hi { // as benchstat prints it
+		if f.Delta == 0 {
 			return "0.00%"
 		}
 		return fmt.Sprintf("%+.2f%%", 100*f.Delta)

@@ -20,6 +20,7 @@ var scaleMetrics = []struct{ unit, label string }{
 	{contract.UnitRowsPerSec, "rows/s (higher is better)"},
 	{contract.UnitWriteAmp, "write-amp (lower is better)"},
 	{contract.UnitStatePerMV, "state ÷ MV bytes"},
+	{contract.UnitPersistBytes, "bytes persistence adds per job (persist-B/op)"},
 }
 
 // logTicks marks a log axis at powers of ten, or, when the range holds fewer than
