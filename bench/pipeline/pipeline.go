@@ -54,10 +54,13 @@ type Config struct {
 	ChangeEpochs        int        // epochs of the job that carry changes (0: all)
 	SnapshotRateLimit   float64    // snapshot rows/s per actor; 0: unlimited
 	SnapshotRateLimits  []float64  // per actor, where > 0 overriding SnapshotRateLimit
+	SnapshotRateStep    RateStep   // a change of every actor's limit mid-job (zero: none)
 
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
 	OnEvent func(Event)
+	// RecordEpochs, if set, records every epoch batch the job commits, for Replay.
+	RecordEpochs *EpochLog
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -138,6 +141,9 @@ func (c *Config) fill() error {
 		return fmt.Errorf("changes per second %v: must be ≥ 0", c.ChangesPerSecond)
 	case c.ChangesPerEpoch < 0 || c.BarrierRows < 0:
 		return fmt.Errorf("changes per epoch %d, barrier rows %d: must be ≥ 0", c.ChangesPerEpoch, c.BarrierRows)
+	}
+	if err := c.checkRateLimits(); err != nil {
+		return err
 	}
 	return nil
 }
@@ -623,6 +629,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		outs[i] = inputs[i]
 	}
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
+	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
@@ -632,7 +639,18 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		gate = source.NewGate(cfg.Par, cfg.BarrierRows)
 		onFull = gate.Full
 	}
+	var stepper *rateStepper
+	var rateChange func() (float64, bool) // nil: the limits stay
+	if cfg.SnapshotRateStep.Set() {
+		stepper = &rateStepper{step: cfg.SnapshotRateStep}
+		stepper.start()
+		defer stepper.stop()
+		rateChange = stepper.change
+	}
 	onEmit := func(n int) {
+		if stepper != nil {
+			stepper.onEmit(n)
+		}
 		if firstEmit.Load() == 0 {
 			firstEmit.CompareAndSwap(0, max(1, int64(time.Since(start))))
 		}
@@ -681,7 +699,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		ex, err := backfill.NewExecutor(backfill.Config{
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
-		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull})
+		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
@@ -793,6 +811,7 @@ type collector struct {
 	finalEpoch  uint64
 	finalCommit time.Time
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
+	record      *EpochLog     // nil: not recording
 }
 
 // epochUpload is the upload of the checkpoint of c.res.Epochs[epoch].
@@ -991,6 +1010,12 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
+	if c.record != nil {
+		if err := c.record.add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+			b.Close()
+			return false, err
+		}
+	}
 	upload, err := c.store.CommitEpochAsync(b, epoch, bar.Checkpoint)
 	if err != nil {
 		return false, err

@@ -37,3 +37,18 @@ func TestExactUnitsPrintAsBenchstat(t *testing.T) {
 		t.Errorf("metrics:\n%s\nwant 0.00%% (n=3) and no p-value", out)
 	}
 }
+
+// TestExpectedRegressionCheckRun: a regression let pass by --expected-regression is
+// a successful check titled with its reason; a failed head job is not let pass.
+func TestExpectedRegressionCheckRun(t *testing.T) {
+	v := &judge.Verdict{Correction: judge.Holm, Alpha: 0.05, Regression: true, Regressions: 1,
+		Findings:           []judge.Finding{{Cell: "c", Unit: "sec/op", Better: -1, Threshold: 0.03, Status: judge.Regression}},
+		ExpectedRegression: "checksums on every read (#12)"}
+	if c := NewCheckRun(v, false); c.Conclusion != "success" || !strings.Contains(c.Output.Title, "EXPECTED REGRESSION (checksums on every read (#12))") {
+		t.Errorf("expected: %+v", c)
+	}
+	v.FailedInHead = []string{"d"}
+	if c := NewCheckRun(v, false); c.Conclusion != "failure" {
+		t.Errorf("failed in head: %+v", c)
+	}
+}
