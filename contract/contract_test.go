@@ -228,6 +228,67 @@ func TestCadenceAndRates(t *testing.T) {
 	}
 }
 
+// TestReadLenientSkipsAsBenchstat: what benchstat skips with a warning (go test's
+// log lines, a name with no values, conflicting Unit lines) and an unknown unit are
+// warnings naming file:line, and every result is still read; what would poison a
+// known unit's statistics is still refused.
+func TestReadLenientSkipsAsBenchstat(t *testing.T) {
+	const good = "BenchmarkX-2 1 100 ns/op 5 rows/s\n"
+	for _, tc := range []struct {
+		name, text string
+		results    int
+		warn       string // "" none
+	}{
+		{"go test log", "goos: linux\n" + good + "Benchmarking took 1.2s\nPASS\nok  \tpkg\t1.3s\n", 1, "f.txt:3: "},
+		{"name with no values", good + "BenchmarkY\n", 1, `f.txt:2: "BenchmarkY" is a benchmark name with no values`},
+		{"conflicting unit lines", "Unit rows/s better=higher\nUnit rows/s better=lower\n" + good, 1, "f.txt:2: "},
+		{"unknown unit", good + "BenchmarkX-2 1 100 ns/op 7 frobs/op\n", 2, `f.txt:2: unit "frobs/op" is not one this suite reports`},
+		{"negative unknown unit", "BenchmarkX-2 1 100 ns/op -7 frobs/op\n", 1, `unit "frobs/op"`},
+		{"clean", good, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := filepath.Join(t.TempDir(), "f.txt")
+			os.WriteFile(f, []byte(tc.text), 0o644)
+			r, err := contract.ReadLenient(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Results) != tc.results {
+				t.Errorf("%d results, want %d", len(r.Results), tc.results)
+			}
+			got := strings.Join(r.Warnings, "\n")
+			if (tc.warn == "") != (got == "") || !strings.Contains(got, tc.warn) {
+				t.Errorf("warnings %q, want one containing %q", got, tc.warn)
+			}
+		})
+	}
+}
+
+// TestDirectionsComeFromTheContract: a Unit line that flips a unit the contract
+// knows changes nothing but a note; one the contract does not know is the file's.
+func TestDirectionsComeFromTheContract(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "f.txt")
+	os.WriteFile(f, []byte("Unit job-allocs/op better=higher\nUnit ns/op better=higher\nUnit frobs/op better=higher\nBenchmarkX 1 100 ns/op 5 job-allocs/op 3 frobs/op\n"), 0o644)
+	r, err := contract.ReadLenient(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for unit, want := range map[string]int{contract.UnitAllocs: -1, "sec/op": -1, "frobs/op": 1} {
+		if got := contract.Better(r.Units, unit); got != want {
+			t.Errorf("Better(%s) = %d, want %d", unit, got, want)
+		}
+	}
+	conflicts := strings.Join(contract.DirectionConflicts(r.Units), "\n")
+	for _, want := range []string{"job-allocs/op: a results file declares better=higher, the contract lower", "sec/op: a results file declares better=higher"} {
+		if !strings.Contains(conflicts, want) {
+			t.Errorf("conflicts %q lack %q", conflicts, want)
+		}
+	}
+	if strings.Contains(conflicts, "frobs") {
+		t.Errorf("a unit the contract does not know is no conflict: %q", conflicts)
+	}
+}
+
 // TestReadFilesRefusesBadInput: every way a results file can poison the
 // statistics is an error naming the file, the line where there is one, and the fix.
 func TestReadFilesRefusesBadInput(t *testing.T) {
@@ -238,7 +299,7 @@ func TestReadFilesRefusesBadInput(t *testing.T) {
 		{"NaN", good + "BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=2-2 1 100 ns/op NaN rows/s\n", "f.txt:2: BenchmarkBackfill/profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=1s/par=2-2: NaN rows/s is not a finite number"},
 		{"+Inf", good + "BenchmarkX 1 +Inf ns/op\n", "f.txt:2: BenchmarkX: +Inf ns/op is not a finite number"},
 		{"negative", "BenchmarkX 1 100 ns/op -5 rows/s\n", "f.txt:1: BenchmarkX: -5 rows/s is negative"},
-		{"unit cut in the middle", "BenchmarkX 1 100 ns/op 5 rows/\n", `f.txt:1: BenchmarkX: unknown unit "rows/"`},
+		{"unit cut in the middle", "BenchmarkX 1 100 ns/op 5 rows/\n", `f.txt:1: unit "rows/" is not one this suite reports`},
 		{"line cut inside its name", good + "BenchmarkBackfill/profile=mem/work\n", "f.txt:2: "},
 		{"empty", "", "f.txt: no benchmark results"},
 		{"garbage", "hello\nworld\n", "f.txt: no benchmark results"},

@@ -3,6 +3,7 @@ package contract
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -46,50 +47,93 @@ func ShortCommit(c string) string {
 }
 
 // ReadFiles reads results files, the one reader every command uses; each result
-// keeps its file name as its .file config, as benchstat's columns do. It refuses,
-// naming file:line and the fix, what would poison the statistics: a line benchfmt
-// cannot parse (a line cut short, conflicting Unit lines), a value that is not
-// finite, a negative value (no unit here can be negative), a unit this suite does
-// not know (a unit cut in the middle), and a file with no results at all.
+// keeps its file name as its .file config, as benchstat's columns do. It refuses
+// what ReadLenient would only warn about (see there), and a file with no results.
 func ReadFiles(names ...string) ([]*benchfmt.Result, benchfmt.UnitMetadataMap, error) {
-	var results []*benchfmt.Result
+	r, err := ReadLenient(names...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(r.Warnings) > 0 {
+		return nil, nil, errors.New(r.Warnings[0])
+	}
+	return r.Results, r.Units, nil
+}
+
+// Read is what ReadLenient read: the results, the files' unit metadata, and a
+// warning per line or value it skipped.
+type Read struct {
+	Results  []*benchfmt.Result
+	Units    benchfmt.UnitMetadataMap
+	Warnings []string
+}
+
+// ReadLenient reads results files as benchstat does: a line that is not benchfmt
+// (go test's log, a line cut short, a Unit line that disagrees with another) and
+// a name with no values are skipped with a warning naming file:line, and a unit
+// this suite does not know is kept (compared, never judged) with a warning. It
+// refuses, naming file:line and the fix, what would poison the statistics of a
+// unit it knows (a value that is not finite, a negative value) and a file with no
+// results at all.
+func ReadLenient(names ...string) (Read, error) {
+	out := Read{}
 	fullNames := map[string][]string{} // per file
+	unknown := map[string]string{}     // unit → where first seen
 	files := benchfmt.Files{Paths: names}
 	for files.Scan() {
 		switch rec := files.Result().(type) {
 		case *benchfmt.Result:
 			if err := checkResult(rec); err != nil {
-				return nil, nil, err
+				return Read{}, err
 			}
-			results = append(results, rec.Clone())
-			file, _ := rec.Pos()
+			file, line := rec.Pos()
+			for _, v := range rec.Values {
+				if u := origUnit(v); !KnownUnit(u) && unknown[u] == "" {
+					unknown[u] = fmt.Sprintf("%s:%d", file, line)
+				}
+			}
+			out.Results = append(out.Results, rec.Clone())
 			fullNames[file] = append(fullNames[file], "Benchmark"+string(rec.Name))
 		case *benchfmt.SyntaxError:
-			return nil, nil, fmt.Errorf("%w: the file is not valid benchfmt, or disagrees with another on a unit's metadata; rerun the job or remove the line", rec)
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%v: not a benchfmt line (or a Unit line that disagrees with another), skipped as benchstat does; rerun the job or remove the line if it was a result", rec))
 		}
 	}
 	if err := files.Err(); err != nil {
-		return nil, nil, err
+		return Read{}, err
 	}
 	for _, name := range names {
 		if len(fullNames[name]) == 0 {
-			return nil, nil, fmt.Errorf("%s: no benchmark results in the file: is it a results file (results.txt of benchrun run, or go test -bench output)?", name)
+			return Read{}, fmt.Errorf("%s: no benchmark results in the file: is it a results file (results.txt of benchrun run, or go test -bench output)?", name)
 		}
-		if err := checkNameLines(name, fullNames[name]); err != nil {
-			return nil, nil, err
+		w, err := checkNameLines(name, fullNames[name])
+		if err != nil {
+			return Read{}, err
 		}
+		out.Warnings = append(out.Warnings, w...)
 	}
-	return results, files.Units(), nil
+	for _, u := range slices.Sorted(maps.Keys(unknown)) {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("%s: unit %q is not one this suite reports (%s): compared, never judged", unknown[u], u, knownList()))
+	}
+	out.Units = files.Units()
+	return out, nil
 }
 
-// checkNameLines refuses a line that holds a benchmark name only, unless it heads
+func origUnit(v benchfmt.Value) string {
+	if v.OrigUnit != "" {
+		return v.OrigUnit
+	}
+	return v.Unit
+}
+
+// checkNameLines warns of a line that holds a benchmark name only, unless it heads
 // results of that benchmark (go test -v prints such headers): benchfmt skips those
-// lines, so a result cut short inside its name would otherwise vanish.
-func checkNameLines(name string, fullNames []string) error {
+// lines, so a result cut short inside its name would otherwise vanish unsaid.
+func checkNameLines(name string, fullNames []string) ([]string, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	var warnings []string
 	for i, l := range strings.Split(string(data), "\n") {
 		l = strings.TrimSpace(l)
 		if !strings.HasPrefix(l, "Benchmark") || strings.ContainsAny(l, " \t") {
@@ -103,10 +147,10 @@ func checkNameLines(name string, fullNames []string) error {
 			}
 		}
 		if !heads {
-			return fmt.Errorf("%s:%d: %q is a benchmark name with no values, and no result follows it: a line cut short; rerun the job or remove the line", name, i+1, l)
+			warnings = append(warnings, fmt.Sprintf("%s:%d: %q is a benchmark name with no values, and no result follows it: a line cut short, skipped; rerun the job or remove the line", name, i+1, l))
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 // standardUnits are the testing package's units, which every benchmark may report.
@@ -133,17 +177,15 @@ func KnownUnit(unit string) bool {
 func checkResult(r *benchfmt.Result) error {
 	file, line := r.Pos()
 	for _, v := range r.Values {
-		unit := v.OrigUnit
-		if unit == "" {
-			unit = v.Unit
+		unit, value := origUnit(v), v.Value
+		if v.OrigUnit != "" {
+			value = v.OrigValue // as written: -5 ns/op, not -5e-09 sec/op
 		}
 		switch {
 		case math.IsNaN(v.Value) || math.IsInf(v.Value, 0):
 			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is not a finite number: the job that wrote it failed; rerun it or remove the line", file, line, r.Name, v.Value, unit)
-		case v.Value < 0:
-			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is negative, which no metric here can be; rerun the job or remove the line", file, line, r.Name, v.Value, unit)
-		case !KnownUnit(unit):
-			return fmt.Errorf("%s:%d: Benchmark%s: unknown unit %q (a line cut short, or another suite's metric); this suite reports %s", file, line, r.Name, unit, knownList())
+		case v.Value < 0 && KnownUnit(unit):
+			return fmt.Errorf("%s:%d: Benchmark%s: %v %s is negative, which no metric here can be; rerun the job or remove the line", file, line, r.Name, value, unit)
 		}
 	}
 	return nil

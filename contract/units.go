@@ -1,8 +1,11 @@
 package contract
 
 import (
+	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -145,6 +148,35 @@ func UnitMap() benchfmt.UnitMetadataMap {
 	return out
 }
 
+// contractUnits is UnitMap keyed by tidied unit, as benchfmt's lookups are, made
+// once (read only).
+var contractUnits = func() benchfmt.UnitMetadataMap {
+	out := benchfmt.UnitMetadataMap{}
+	for _, u := range Units() {
+		u.Unit = Tidy(u.Unit)
+		out[u.UnitMetadataKey] = &u
+	}
+	return out
+}()
+
+// DirectionConflicts names the units whose direction in the files' metadata
+// differs from the contract's, which Better keeps: "job-allocs/op: the file says
+// better=higher, the contract lower".
+func DirectionConflicts(units benchfmt.UnitMetadataMap) []string {
+	var out []string
+	word := map[int]string{1: "higher", -1: "lower"}
+	for _, k := range slices.SortedFunc(maps.Keys(units), func(a, b benchfmt.UnitMetadataKey) int { return strings.Compare(a.Unit, b.Unit) }) {
+		if k.Key != "better" {
+			continue
+		}
+		want := contractUnits.GetBetter(k.Unit)
+		if got := units.GetBetter(k.Unit); want != 0 && got != want {
+			out = append(out, fmt.Sprintf("%s: a results file declares better=%s, the contract %s, which the verdict keeps", k.Unit, units[k].Value, word[want]))
+		}
+	}
+	return out
+}
+
 // WriteUnits writes the Unit metadata lines, so that tools reading the results know
 // each metric's direction.
 func WriteUnits(w io.Writer) error {
@@ -157,10 +189,15 @@ func WriteUnits(w io.Writer) error {
 	return nil
 }
 
-// Better is a unit's direction, +1 higher is better, −1 lower, 0 unknown: from its
-// Unit metadata or, without one, from its name: rates (…/s) are better higher;
-// times, bytes, allocations and amplification lower.
+// Better is a unit's direction, +1 higher is better, −1 lower, 0 unknown: the
+// contract's (Units) for a unit it lists, whatever a results file declares (a
+// file must not flip what a verdict judges); else from the files' Unit metadata
+// or, without one, from its name: rates (…/s) are better higher; times, bytes,
+// allocations and amplification lower.
 func Better(units benchfmt.UnitMetadataMap, unit string) int {
+	if b := contractUnits.GetBetter(unit); b != 0 {
+		return b
+	}
 	if b := units.GetBetter(unit); b != 0 {
 		return b
 	}

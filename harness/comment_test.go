@@ -149,7 +149,7 @@ func TestCommentCheckRun(t *testing.T) {
 		{"no regression", judge.Verdict{Findings: []judge.Finding{finding(judge.NoRegression)}}, "README.md\n", "success", "✓ no regression"},
 		{"inconclusive", judge.Verdict{Findings: []judge.Finding{finding(judge.Inconclusive)}, Inconclusive: 1}, "", "neutral", "? INCONCLUSIVE: 0 regressed, 0 improved, 1 inconclusive"},
 		{"unconfirmed", judge.Verdict{Findings: []judge.Finding{finding(judge.Unconfirmed)}, Inconclusive: 1}, "", "neutral", "? INCONCLUSIVE"},
-		{"nothing judged", judge.Verdict{Findings: []judge.Finding{finding(judge.NotJudged)}}, "", "neutral", "nothing judged: ✓ no regression"},
+		{"nothing judged", judge.Verdict{Findings: []judge.Finding{finding(judge.NotJudged)}}, "", "neutral", "✗ NOTHING JUDGED (no pair has a threshold; never a pass)"},
 		{"a pass the PR's own CI reported", judge.Verdict{Findings: []judge.Finding{finding(judge.NoRegression)}}, "ci/pr-compare.sh\n", "neutral", "unverified (the PR changes ci/ or .github/): ✓ no regression"},
 		{"regression", judge.Verdict{Findings: []judge.Finding{finding(judge.Regression)}, Regression: true, Regressions: 1}, ".github/x.yml\n", "failure", "✗ REGRESSION"},
 	} {

@@ -44,6 +44,10 @@ type CompareConfig struct {
 	// CellsFromDiff, a file of rules from changed paths to extra cells (see
 	// ci/cells-by-path.json), adds to the matrix the cells the change may touch.
 	CellsFromDiff string
+	// ExpectedRegression, when not empty, is why a regression is expected (the PR's
+	// expected-regression label): a confirmed regression then passes, with the
+	// reason recorded in verdict.json and report.md.
+	ExpectedRegression string
 }
 
 // sideSpec is what a user named as one side.
@@ -145,13 +149,22 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		extend   extendFunc
 		perCell  time.Duration
 		dir      string
+		failed   []string // benchmarks whose job failed on the head
 	)
 	if s.measure == nil {
 		// Files: no checkout needed; the output goes beside the current directory.
 		if dir, err = compareDir(cfg, ".", s); err != nil {
 			return nil, err
 		}
-		if measured, err = readSides(s.base.file, s.head.file); err != nil {
+		var warnings []string
+		if measured, warnings, err = readSides(s.base.file, s.head.file); err != nil {
+			return nil, err
+		}
+		for _, w := range warnings {
+			cfg.logger().Warn("skipped", "what", w)
+		}
+		notes = append(notes, warnings...)
+		if failed, err = failedIn(s.head); err != nil {
 			return nil, err
 		}
 		for name, side := range map[string]judge.Side{"base.txt": measured.base, "head.txt": measured.head} {
@@ -245,6 +258,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	notes = append(notes, shortCells(append(slices.Clip(measured.base.Results), measured.head.Results...))...)
 	v.Base, v.Head = s.base.label(), s.head.label()
 	v.Notes = append(v.Notes, notes...)
+	v.MarkFailed(failed)
 	if v.Regression && confirm != nil && cfg.Confirm > 0 {
 		if err := confirmRegressions(v, cfg, judge.Options{Thresholds: cfg.Thresholds, Correction: cfg.Correction, Alpha: v.Alpha}, confirm); err != nil {
 			return v, err
@@ -254,13 +268,25 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		why(v)
 		addByteChanges(v)
 	}
+	if v.Regression && len(v.FailedInHead) == 0 && cfg.ExpectedRegression != "" {
+		v.ExpectedRegression = cfg.ExpectedRegression
+	}
 	if err := writeComparison(cfg, dir, v, g, traces); err != nil {
 		return v, err
 	}
+	if v.Judged() == 0 {
+		return v, nothingJudged(v, cfg.Thresholds)
+	}
 	switch v.Outcome() {
 	case judge.Regression:
+		if v.ExpectedRegression != "" {
+			return v, nil
+		}
 		return v, ErrRegression
 	case judge.Inconclusive:
+		if len(v.Lost) > 0 {
+			return v, lostError(v.Lost)
+		}
 		return v, ErrInconclusive
 	}
 	return v, nil
@@ -276,21 +302,92 @@ func compareDir(cfg CompareConfig, root string, s *compareSetup) (string, error)
 	return newResultsDir(out, cfg.Force, cfg.CommandLine)
 }
 
-// readSides reads the two results files the user named.
-func readSides(base, head string) (sides, error) {
+// readSides reads the two results files the user named, as benchstat would: the
+// warnings name what was skipped.
+func readSides(base, head string) (sides, []string, error) {
 	var s sides
-	var err error
-	var headUnits benchfmt.UnitMetadataMap
-	if s.base.Results, s.units, err = contract.ReadFiles(base); err != nil {
-		return s, fmt.Errorf("compare: %w", err)
+	b, err := contract.ReadLenient(base)
+	if err != nil {
+		return s, nil, fmt.Errorf("compare: %w", err)
 	}
-	if s.head.Results, headUnits, err = contract.ReadFiles(head); err != nil {
-		return s, fmt.Errorf("compare: %w", err)
+	h, err := contract.ReadLenient(head)
+	if err != nil {
+		return s, nil, fmt.Errorf("compare: %w", err)
 	}
-	for k, u := range headUnits {
+	s.base.Results, s.head.Results, s.units = b.Results, h.Results, b.Units
+	for k, u := range h.Units {
 		s.units[k] = u
 	}
-	return s, nil
+	return s, append(b.Warnings, h.Warnings...), nil
+}
+
+// failedIn names the benchmarks whose job failed in a results file ("--- FAIL:
+// BenchmarkX" of go test) or, for a results directory, in its failures.txt.
+func failedIn(side sideSpec) ([]string, error) {
+	var failed []string
+	data, err := os.ReadFile(side.file)
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(l), "--- FAIL: "); ok && strings.HasPrefix(name, "Benchmark") {
+			name, _, _ = strings.Cut(name, " ")
+			failed = append(failed, strings.TrimPrefix(name, "Benchmark"))
+		}
+	}
+	if side.file == side.arg { // a file, not a directory
+		return failed, nil
+	}
+	data, err = os.ReadFile(filepath.Join(side.arg, "failures.txt"))
+	if errors.Is(err, os.ErrNotExist) {
+		return failed, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("compare: %w", err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		// run 3 (round 2, head) BenchmarkX/…: reason, or after the cells (round 1) …
+		if _, rest, ok := strings.Cut(l, ") Benchmark"); ok && (strings.HasPrefix(l, "run ") || strings.HasPrefix(l, "after the cells ")) {
+			name, _, _ := strings.Cut(rest, ": ")
+			failed = append(failed, name)
+		}
+	}
+	return failed, nil
+}
+
+// lostError is the inconclusive verdict of judged cells on one side only.
+func lostError(lost []judge.Lost) error {
+	var names []string
+	for _, l := range lost {
+		names = append(names, l.String())
+	}
+	return fmt.Errorf("%w: judged cells on one side only, which no verdict can pass: %s (a job that crashed or was renamed, or a changed -N GOMAXPROCS suffix)", errInconclusiveLost, strings.Join(names, "; "))
+}
+
+// errInconclusiveLost is ErrInconclusive without its advice to run more rounds,
+// which cannot bring a lost cell back.
+var errInconclusiveLost = inconclusive("inconclusive")
+
+type inconclusive string
+
+func (e inconclusive) Error() string        { return string(e) }
+func (e inconclusive) Is(target error) bool { return target == ErrInconclusive }
+
+// nothingJudged is the error of a verdict over no judged pair: it names the units
+// the results have and the --threshold that would judge them.
+func nothingJudged(v *judge.Verdict, t judge.Thresholds) error {
+	var units, flag []string
+	for _, u := range v.Units {
+		units = append(units, u)
+		if t[u] == 0 && contract.Better(nil, u) != 0 {
+			flag = append(flag, u+"=3%")
+		}
+	}
+	msg := fmt.Sprintf("compare: no (cell, metric) pair was judged: the results have units %s, none with a threshold", strings.Join(units, ", "))
+	if len(flag) > 0 {
+		msg += fmt.Sprintf("; judge them with --threshold %s (percentages to taste)", strings.Join(flag, ","))
+	}
+	return errors.New(msg)
 }
 
 func writeResults(name string, results []*benchfmt.Result, units benchfmt.UnitMetadataMap) error {

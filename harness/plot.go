@@ -25,7 +25,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 	var ps render.PlotSet
 	switch {
 	case exists("base.txt") && exists("head.txt"):
-		s, err := readSides(filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
+		s, _, err := readSides(filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
 		if err != nil {
 			return nil, nil, err
 		}

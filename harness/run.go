@@ -268,11 +268,15 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 			extras = append(extras, r)
 		}
 	}
+	var extrasErr error // runs after the cells that failed
 	if len(extras) > 0 && ctx.Err() == nil {
 		var failed []string
 		rep.Extras, failed = runner.RunExtras(ctx, s.passConfig(dir, "extras", cfg.Output), side, extras, cfg.Count)
 		for _, f := range failed {
-			log.Warn("a run after the cells failed", "run", f)
+			log.Warn("a run after the cells failed", "run", strings.SplitN(f, "\n", 2)[0])
+		}
+		if len(failed) > 0 {
+			extrasErr = appendFailures(dir, failed, len(extras)*cfg.Count)
 		}
 		if len(rep.Extras) > 0 {
 			// They go into results.txt after the cells; the summary and the plots
@@ -287,7 +291,27 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 			return rep, err
 		}
 	}
-	return rep, pass.Err(ctx, dir)
+	return rep, errors.Join(pass.Err(ctx, dir), extrasErr)
+}
+
+// appendFailures adds the failed runs after the cells to the run's failures.txt,
+// beside the cells' own, and says how many of planned failed.
+func appendFailures(dir string, failed []string, planned int) error {
+	name := filepath.Join(dir, "failures.txt")
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("recording failed runs: %w", err)
+	}
+	for _, l := range failed {
+		if _, err := f.WriteString(strings.TrimRight(l, "\n") + "\n"); err != nil {
+			f.Close()
+			return fmt.Errorf("recording failed runs in %s: %w", name, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("recording failed runs in %s: %w", name, err)
+	}
+	return fmt.Errorf("%d of %d runs after the cells (raw copies, baselines, recoveries) failed (see %s)", len(failed), planned, name)
 }
 
 // checkoutDir inspects the checkout at src and makes the output directory: out,

@@ -44,6 +44,7 @@ const (
 	rowsHang       = 3 // never finishes
 	rowsVerifyFail = 4 // the job's B != A check fails
 	rowsWrongCell  = 5 // exits 0 without the cell's result
+	rowsCopyFails  = 6 // the cell runs; its raw copy dies
 )
 
 func fakeBench(args []string) int {
@@ -71,6 +72,10 @@ func fakeBench(args []string) int {
 	}
 	fmt.Println("Unit rows/s better=higher\ngoos: linux\ngoarch: amd64\npkg: fake\ncpu: fake")
 	if bench := fs.Lookup("test.bench").Value.String(); strings.HasPrefix(bench, "^BenchmarkRawCopy$") {
+		if m.Rows[0] == rowsCopyFails {
+			fmt.Fprintln(os.Stderr, "panic: raw copy: short write")
+			return 2
+		}
 		fmt.Printf("BenchmarkRawCopy/profile=%s/workload=%s/rows=%d-2 \t1\t1000 ns/op\t3000 rows/s\nPASS\n", m.Profiles[0], m.Workloads[0], m.Rows[0])
 		return 0
 	}
@@ -488,6 +493,31 @@ func TestRunRawCopy(t *testing.T) {
 	// of scans; a replay per cell and round.
 	if cells != 8 || copies != 4 || scans != 4 || replays != 8 {
 		t.Errorf("%d cell results, %d raw copies, %d scan-only, %d replays; want 8, 4, 4, 8", cells, copies, scans, replays)
+	}
+}
+
+// TestRunExtraFailuresFailTheRun: a run after the cells that fails (here a raw
+// copy) is recorded in failures.txt with its output and makes the run fail, while
+// the cells' results and the copies that worked are kept.
+func TestRunExtraFailuresFailTheRun(t *testing.T) {
+	cfg := fakeConfig(t, "1,6", 1)
+	cfg.RawCopy = true
+	rep, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "1 of 8 runs after the cells (raw copies, baselines, recoveries) failed") {
+		t.Fatalf("err = %v, want the failed raw copy", err)
+	}
+	data, ferr := os.ReadFile(filepath.Join(rep.Dir, "failures.txt"))
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if got := string(data); !strings.Contains(got, "after the cells (round 1) BenchmarkRawCopy/profile=mem/workload=narrow/rows=6: exit status 2") ||
+		!strings.Contains(got, "    panic: raw copy: short write") {
+		t.Errorf("failures.txt:\n%s", got)
+	}
+	// 8 runs after the cells (raw copies and the baselines of both tables), of
+	// which the one raw copy of rows=6 failed.
+	if len(rep.Results) != 4 || len(rep.Extras) != 7 {
+		t.Errorf("%d cell results and %d runs after the cells kept, want 4 and 7", len(rep.Results), len(rep.Extras))
 	}
 }
 

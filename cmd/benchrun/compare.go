@@ -37,7 +37,7 @@ func bindAnalysis(fs *flag.FlagSet, o *judge.Options) *analysisFlags {
 	a := &analysisFlags{}
 	o.Thresholds = judge.DefaultThresholds()
 	fs.Var(&a.thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (steady-rows/s=3%,steady-cpu-ns/row=3%,barrier-p50-sec=10%,write-amp=2%,job-allocs/op=2%,state-B/barrier=1%,state-rows/barrier=1%,persist-B/op=1%,state/mv-bytes=1%); 0% drops a unit")
-	a.file = fs.String("thresholds-file", "", "a JSON `file` of unit → percent, applied before --threshold")
+	a.file = fs.String("thresholds-file", "", "a JSON `file` of thresholds, applied before --threshold: unit → percent, or {\"units\": {unit: percent}, \"cells\": [{\"cell\": regexp, \"unit\": unit, \"threshold\": percent}]} (see thresholds.json)")
 	fs.StringVar(&o.Correction, "correction", judge.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
 	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level after correction")
 	fs.BoolVar(&o.AcrossMachines, "across-machines", false, "compare results of different machine fingerprints, which are otherwise kept apart (the verdict says so)")
@@ -47,7 +47,7 @@ func bindAnalysis(fs *flag.FlagSet, o *judge.Options) *analysisFlags {
 // apply applies the thresholds file, then the --threshold lists, over o's.
 func (a *analysisFlags) apply(o *judge.Options) error {
 	if *a.file != "" {
-		if err := o.Thresholds.Load(*a.file); err != nil {
+		if err := o.Load(*a.file); err != nil {
 			return usageError{err}
 		}
 	}
@@ -70,13 +70,15 @@ func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the comparison directory if it holds an earlier compare's output")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
+	fs.StringVar(&cfg.ExpectedRegression, "expected-regression", "", "the `reason` a regression is expected (the PR's expected-regression label): a confirmed regression then exits 0, the reason recorded in verdict.json and report.md")
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun compare [flags] BASE [HEAD]
 
 Compares HEAD with BASE and gives a verdict: exit 0 no regression (every judged
-change shown to be within its threshold), 1 regression, 2 usage or build error,
-3 inconclusive (no regression found, but some change could not be told from one
-beyond its threshold: run more rounds). Each side is a git ref, a results file or a results
+change shown to be within its threshold), 1 regression (or a judged cell whose
+job failed in head), 2 usage or build error or nothing judged, 3 inconclusive (no
+regression found, but some change could not be told from one beyond its
+threshold: run more rounds; or a judged cell is on one side only). Each side is a git ref, a results file or a results
 directory; HEAD defaults to the working tree. Refs are checked out in temporary git
 worktrees, built, and run on the same cells interleaved.
 

@@ -48,9 +48,11 @@ func exitCode(err error) int {
 	var u usageError
 	var x exitError
 	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // `benchrun SUBCMD --help` asked for the usage it printed
 	case errors.As(err, &x):
 		return x.code
-	case errors.As(err, &u) || errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &u):
 		return 2
 	}
 	return 1

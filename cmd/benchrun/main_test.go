@@ -196,6 +196,13 @@ func TestUsageErrors(t *testing.T) {
 	if _, _, err := runArgs("gen", "-h"); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("gen -h: %v", err)
 	}
+	// Every subcommand's --help prints its usage and exits 0.
+	for _, c := range commands() {
+		_, stderr, err := runArgs(c.name, "--help")
+		if err != nil && exitCode(err) != 0 || !strings.Contains(stderr, "usage") && !strings.Contains(stderr, "Usage") {
+			t.Errorf("%s --help: exit %d (%v), stderr %q", c.name, exitCode(err), err, stderr)
+		}
+	}
 }
 
 func TestCompareFilesExitCodes(t *testing.T) {

@@ -44,7 +44,8 @@ type Grid struct {
 type GridTable struct {
 	Key    benchproc.Key // the table projection, with .unit
 	Unit   string
-	Better int // +1 higher is better, −1 lower, 0 unknown
+	Better int  // +1 higher is better, −1 lower, 0 unknown
+	Exact  bool // the unit's values are exact (assume=exact): no p-value
 	Rows   []benchproc.Key
 	Cols   []benchproc.Key
 	Cells  map[GridKey]*GridCell
@@ -160,6 +161,7 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 			Rows: sortedKeys(b.rows), Cols: sortedKeys(b.cols), Cells: map[GridKey]*GridCell{},
 		}
 		assumption := units.GetAssumption(unit)
+		t.Exact = assumption == benchmath.AssumeExact
 		for k, vals := range b.values {
 			s := benchmath.NewSample(slices.Clone(vals), &thresholds)
 			c := &GridCell{Raw: vals, Sample: s, Summary: assumption.Summary(s, Confidence), Exact: assumption == benchmath.AssumeExact}

@@ -10,17 +10,24 @@ import (
 // head/base, tested with the Wilcoxon signed-rank test and estimated by the
 // Hodges–Lehmann estimator with its distribution-free confidence interval.
 
-// signedRankP is the two-sided p-value of the Wilcoxon signed-rank test that the
-// differences d are symmetric around zero. It is exact: the distribution of the
-// rank sum over every sign flip, with average ranks for ties (zeros are dropped,
-// as Wilcoxon did).
-func signedRankP(d []float64) float64 {
+// nonzero are the differences that are neither zero nor NaN.
+func nonzero(d []float64) []float64 {
 	var nz []float64
 	for _, x := range d {
 		if x != 0 && !math.IsNaN(x) {
 			nz = append(nz, x)
 		}
 	}
+	return nz
+}
+
+// signedRankP is the two-sided p-value of the Wilcoxon signed-rank test that the
+// differences d are symmetric around zero. As R's wilcox.test: zero differences
+// are dropped, and with any dropped the p-value is the normal approximation (with
+// continuity and tie corrections), else exact: the distribution of the rank sum
+// over every sign flip, with average ranks for ties.
+func signedRankP(d []float64) float64 {
+	nz := nonzero(d)
 	n := len(nz)
 	if n == 0 {
 		return 1
@@ -49,6 +56,9 @@ func signedRankP(d []float64) float64 {
 			w += r
 		}
 	}
+	if n < len(d) {
+		return signedRankNormalP(rank2, w)
+	}
 	dist := signFlipDist(rank2, total)
 	// Two-sided: every outcome at least as far from the center total/2.
 	far := math.Abs(float64(w) - float64(total)/2)
@@ -59,6 +69,30 @@ func signedRankP(d []float64) float64 {
 		}
 	}
 	return min(p, 1)
+}
+
+// signedRankNormalP is R's normal approximation of the signed-rank test's
+// two-sided p-value, from doubled ranks and the doubled statistic w2.
+func signedRankNormalP(rank2 []int, w2 int) float64 {
+	n := float64(len(rank2))
+	ties := map[int]float64{}
+	for _, r := range rank2 {
+		ties[r]++
+	}
+	tieSum := 0.0
+	for _, t := range ties {
+		tieSum += t*t*t - t
+	}
+	sigma := math.Sqrt(n*(n+1)*(2*n+1)/24 - tieSum/48)
+	if sigma == 0 {
+		return 1
+	}
+	z := float64(w2)/2 - n*(n+1)/4
+	z = (z - math.Copysign(0.5, z)) / sigma
+	if z == 0 {
+		return 1
+	}
+	return min(1, math.Erfc(math.Abs(z)/math.Sqrt2))
 }
 
 // signFlipDist is the distribution of the sum of the ranks given a + sign, each
@@ -95,7 +129,16 @@ func cmpFloat(a, b float64) int {
 // the given level: the c-th smallest and largest Walsh averages, c from the
 // signed-rank distribution. ok is false when there are too few values for an
 // interval at that level (fewer than 6 at 95 %); lo and hi are then ±Inf.
+// Consistent with signedRankP, as R's wilcox.test: zero differences are dropped,
+// and with any dropped c is from the normal approximation; when every difference
+// is zero, the estimate and interval are 0.
 func hodgesLehmann(d []float64, confidence float64) (est, lo, hi float64, ok bool) {
+	nz := nonzero(d)
+	if len(d) > 0 && len(nz) == 0 {
+		return 0, 0, 0, true
+	}
+	zeros := len(nz) < len(d)
+	d = nz
 	n := len(d)
 	if n == 0 {
 		return 0, math.Inf(-1), math.Inf(1), false
@@ -110,6 +153,10 @@ func hodgesLehmann(d []float64, confidence float64) (est, lo, hi float64, ok boo
 	m := len(walsh)
 	est = medianSorted(walsh)
 	c := signedRankCritical(n, (1-confidence)/2)
+	if zeros {
+		mu, sd := float64(n*(n+1))/4, math.Sqrt(float64(n*(n+1)*(2*n+1))/24)
+		c = int(math.Floor(mu + zQuantile((1-confidence)/2)*sd))
+	}
 	if c < 1 {
 		return est, math.Inf(-1), math.Inf(1), false
 	}
@@ -150,22 +197,23 @@ func lowerCritical(dist []float64, tail float64) int {
 	return c
 }
 
-// pairedLogRatios are log(head/base) of the rounds both sides ran, or nil when a
-// side has no rounds or a value is not positive (a ratio needs positive values).
-func pairedLogRatios(base, head *GridCell) []float64 {
-	b, h := pairedLogs(base, head)
+// pairedLogRatios are log(head/base) of the rounds both sides ran; nil when a side
+// has no rounds or a value is not positive (a ratio needs positive values), paired
+// then says whether the cells did share rounds.
+func pairedLogRatios(base, head *GridCell) (d []float64, paired bool) {
+	b, h, paired := pairedLogs(base, head)
 	out := make([]float64, len(b))
 	for i := range b {
 		out[i] = h[i] - b[i]
 	}
-	return out
+	return out, paired
 }
 
 // pairedLogs are the logs of the two cells' values, paired by round (nil without
-// rounds, or if a value is not positive).
-func pairedLogs(base, head *GridCell) (b, h []float64) {
+// rounds, or if a value is not positive; paired says whether they share rounds).
+func pairedLogs(base, head *GridCell) (b, h []float64, paired bool) {
 	if base.Rounds == nil || head.Rounds == nil {
-		return nil, nil
+		return nil, nil, false
 	}
 	byRound := map[int]float64{}
 	for i, r := range base.Rounds {
@@ -178,11 +226,11 @@ func pairedLogs(base, head *GridCell) (b, h []float64) {
 			continue
 		}
 		if bv <= 0 || hv <= 0 {
-			return nil, nil
+			return nil, nil, true
 		}
 		b, h = append(b, math.Log(bv)), append(h, math.Log(hv))
 	}
-	return b, h
+	return b, h, len(b) > 0
 }
 
 // PairCorrelation is the correlation of two cells' log values paired by round:
@@ -190,7 +238,7 @@ func pairedLogs(base, head *GridCell) (b, h []float64) {
 // near 0, each run has its own noise, which only more rounds average out. NaN
 // with fewer than three pairs or a constant side.
 func PairCorrelation(base, head *GridCell) float64 {
-	b, h := pairedLogs(base, head)
+	b, h, _ := pairedLogs(base, head)
 	if len(b) < 3 {
 		return math.NaN()
 	}
@@ -308,7 +356,8 @@ func CV(v []float64) float64 {
 // PairedLogSD is the standard deviation of the per-round log ratio head/base of
 // two cells of a grid (NaN without at least two pairs).
 func PairedLogSD(base, head *GridCell) float64 {
-	return stddev(pairedLogRatios(base, head))
+	d, _ := pairedLogRatios(base, head)
+	return stddev(d)
 }
 
 // RoundsToDetect is how many paired rounds a test at level alpha needs to find a

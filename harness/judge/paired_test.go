@@ -81,6 +81,12 @@ func TestSignedRankKnownCases(t *testing.T) {
 		{[]float64{-1, 2, 3, 4, 5, 6}, 4.0 / 64}, // W+ = 20 of 21
 		{[]float64{0, 0, 0}, 1},                  // nothing but zeros
 		{[]float64{1, -1, 2, -2}, 1},             // symmetric
+		// With a zero, as R's wilcox.test(c(0, 1:6)): the zero is dropped and the
+		// p-value is the normal approximation, V = 21, z = (21−10.5−0.5)/√22.75.
+		{[]float64{0, 1, 2, 3, 4, 5, 6}, math.Erfc(10 / math.Sqrt(22.75) / math.Sqrt2)},
+		// R: wilcox.test(c(0, 0, 1, -2, 3, 3)): V = 8 (ranks 1, 3.5, 3.5), mean 5,
+		// the tie of two 3s: σ² = 7.5 − (2³−2)/48.
+		{[]float64{0, 0, 1, -2, 3, 3}, math.Erfc(2.5 / math.Sqrt(7.5-6.0/48) / math.Sqrt2)},
 	} {
 		if p := signedRankP(tc.d); math.Abs(p-tc.p) > 1e-12 {
 			t.Errorf("signedRankP(%v) = %v, want %v", tc.d, p, tc.p)
@@ -89,14 +95,18 @@ func TestSignedRankKnownCases(t *testing.T) {
 }
 
 // TestSignedRankMatchesEnumeration checks the exact distribution, ties included,
-// against every sign flip on random small samples.
+// against every sign flip on random small samples without zeros (with zeros the
+// p-value is R's normal approximation, checked in TestSignedRankKnownCases).
 func TestSignedRankMatchesEnumeration(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	for trial := range 300 {
 		n := 1 + rng.IntN(12)
 		d := make([]float64, n)
 		for i := range d {
-			d[i] = float64(rng.IntN(9) - 3) // small integers: many ties and zeros
+			d[i] = float64(rng.IntN(9) - 3) // small integers: many ties
+			if d[i] == 0 {
+				d[i] = 5
+			}
 		}
 		if got, want := signedRankP(d), bruteSignedRankP(d); math.Abs(got-want) > 1e-9 {
 			t.Fatalf("trial %d: signedRankP(%v) = %v, enumeration %v", trial, d, got, want)

@@ -1,10 +1,14 @@
 package judge
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,8 +76,49 @@ func (t Thresholds) set(unit, pct string) error {
 	return nil
 }
 
-// Load reads a JSON object of unit → percentage ("5%" or 5) into t.
+// Load reads a thresholds file into t, ignoring any per-cell rules in it; see
+// Options.Load for its format.
 func (t Thresholds) Load(name string) error {
+	o := Options{Thresholds: t}
+	return o.Load(name)
+}
+
+// CellThreshold is a threshold of one unit in the cells whose label Cell (a
+// regular expression) matches.
+type CellThreshold struct {
+	Cell      string  `json:"cell"`
+	Unit      string  `json:"unit"`
+	Threshold float64 `json:"threshold"` // a fraction, 0.05 = 5 %; 0 leaves the unit unjudged in those cells
+	re        *regexp.Regexp
+}
+
+// Matches reports whether the rule covers a cell's unit.
+func (c CellThreshold) Matches(cell, unit string) bool {
+	if c.Unit != unit {
+		return false
+	}
+	if c.re == nil { // made in code, not by Load
+		ok, _ := regexp.MatchString(c.Cell, cell)
+		return ok
+	}
+	return c.re.MatchString(cell)
+}
+
+// thresholdsFile is a thresholds file: per unit, and per cell pattern × unit.
+type thresholdsFile struct {
+	Units map[string]any `json:"units"`
+	Cells []struct {
+		Cell      string `json:"cell"`
+		Unit      string `json:"unit"`
+		Threshold any    `json:"threshold"`
+	} `json:"cells"`
+}
+
+// Load reads a thresholds file into o: either a JSON object of unit → percentage
+// ("5%" or 5), or {"units": {unit: percentage}, "cells": [{"cell": regexp, "unit":
+// unit, "threshold": percentage}]}, whose cell rules apply, last match first,
+// to the cells whose label the regexp matches.
+func (o *Options) Load(name string) error {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return fmt.Errorf("thresholds: %w", err)
@@ -82,12 +127,49 @@ func (t Thresholds) Load(name string) error {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return fmt.Errorf("thresholds %s: %w", name, err)
 	}
-	for unit, v := range m {
-		if err := t.set(unit, fmt.Sprint(v)); err != nil {
+	_, hasUnits := m["units"]
+	_, hasCells := m["cells"]
+	if !hasUnits && !hasCells {
+		m = map[string]any{"units": m}
+		if data, err = json.Marshal(m); err != nil {
+			return err
+		}
+	}
+	var f thresholdsFile
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return fmt.Errorf("thresholds %s: %w (want {\"units\": {unit: percent}, \"cells\": [{\"cell\": regexp, \"unit\": unit, \"threshold\": percent}]})", name, err)
+	}
+	for _, unit := range slices.Sorted(maps.Keys(f.Units)) {
+		if err := o.Thresholds.set(unit, fmt.Sprint(f.Units[unit])); err != nil {
 			return fmt.Errorf("thresholds %s: %w", name, err)
 		}
 	}
+	for i, c := range f.Cells {
+		one := Thresholds{}
+		if err := one.set(c.Unit, fmt.Sprint(c.Threshold)); err != nil {
+			return fmt.Errorf("thresholds %s: cells[%d]: %w", name, i, err)
+		}
+		re, err := regexp.Compile(c.Cell)
+		if err != nil {
+			return fmt.Errorf("thresholds %s: cells[%d]: cell %q: %w", name, i, c.Cell, err)
+		}
+		unit := contract.Tidy(strings.TrimSpace(c.Unit))
+		o.CellThresholds = append(o.CellThresholds, CellThreshold{Cell: c.Cell, Unit: unit, Threshold: one[unit], re: re})
+	}
 	return nil
+}
+
+// cellThreshold is the threshold of a unit in a cell: the last matching cell
+// rule's, else the unit's.
+func (o Options) cellThreshold(cell, unit string) float64 {
+	for i := len(o.CellThresholds) - 1; i >= 0; i-- {
+		if o.CellThresholds[i].Matches(cell, unit) {
+			return o.CellThresholds[i].Threshold
+		}
+	}
+	return o.Thresholds[unit]
 }
 
 // Corrections for testing many (cell, metric) pairs at once.

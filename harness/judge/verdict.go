@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchmath"
+	"golang.org/x/perf/benchproc"
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
@@ -102,6 +103,12 @@ type Finding struct {
 	Detectable *float64 `json:"detectable,omitempty"`
 	Status     Status   `json:"status"`
 	Confirm    *Stat    `json:"confirm_head,omitempty"` // the head's sample in the confirmation
+	// StandsFor is the steady-state unit this whole-job unit is judged in place of,
+	// with that unit's threshold, in a cell whose results lack it.
+	StandsFor string `json:"stands_for,omitempty"`
+	// Exact is a unit whose values are exact (benchfmt's assume=exact): benchstat
+	// prints its change with no p-value.
+	Exact bool `json:"exact,omitempty"`
 
 	// FromZero: the base is zero in every run and the head is not, a change with no
 	// ratio (Delta is 0), beyond any threshold.
@@ -118,16 +125,29 @@ func (f Finding) interval() (lo, hi float64) {
 
 // Verdict is the outcome of a comparison.
 type Verdict struct {
-	Base        string    `json:"base"`
-	Head        string    `json:"head"`
-	Regression  bool      `json:"regression"`
-	Correction  string    `json:"correction"`
-	Alpha       float64   `json:"alpha"`
-	Findings    []Finding `json:"findings"`
-	OnlyInBase  []string  `json:"only_in_base,omitempty"`
-	OnlyInHead  []string  `json:"only_in_head,omitempty"`
-	Notes       []string  `json:"notes,omitempty"`
-	Regressions int       `json:"regressions"`
+	Base       string    `json:"base"`
+	Head       string    `json:"head"`
+	Regression bool      `json:"regression"`
+	Correction string    `json:"correction"`
+	Alpha      float64   `json:"alpha"`
+	Findings   []Finding `json:"findings"`
+	OnlyInBase []string  `json:"only_in_base,omitempty"`
+	OnlyInHead []string  `json:"only_in_head,omitempty"`
+	// Lost are the cells with a judged metric on one side only ("cell (unit) in
+	// base only"): never a pass, each counts as inconclusive.
+	Lost []Lost `json:"lost,omitempty"`
+	// FailedInHead are the cells lost in head whose job failed there: a regression.
+	FailedInHead []string `json:"failed_in_head,omitempty"`
+	Notes        []string `json:"notes,omitempty"`
+	// Warnings are benchstat's, under its tables: "sec/op: need >= 6 samples …".
+	Warnings []string `json:"warnings,omitempty"`
+	// Units are the units of the grid, judged or not, so that a verdict over none
+	// can name what would judge them.
+	Units []string `json:"units,omitempty"`
+	// ExpectedRegression is the reason a confirmed regression was let pass
+	// (--expected-regression); the regression still stands in the findings.
+	ExpectedRegression string `json:"expected_regression,omitempty"`
+	Regressions        int    `json:"regressions"`
 	// Inconclusive counts the judged pairs that are neither shown to regress nor
 	// shown not to (inconclusive and unconfirmed): "no regression" needs none.
 	Inconclusive int `json:"inconclusive"`
@@ -138,6 +158,33 @@ type Verdict struct {
 	// Why, per confirmed regressed cell, is what profiling it once on each side
 	// showed (compare fills it in when it can re-run the cells).
 	Why []Why `json:"why,omitempty"`
+}
+
+// Lost is a cell with judged metrics that one side only has.
+type Lost struct {
+	Cell  string   `json:"cell"`
+	Units []string `json:"units"`
+	Side  string   `json:"side"` // the side that has them
+}
+
+func (l Lost) String() string {
+	return fmt.Sprintf("%s (%s) in %s only", l.Cell, strings.Join(l.Units, ", "), l.Side)
+}
+
+// MarkFailed records, among the cells lost in head, those whose job failed there
+// (failed are their full benchmark names or labels): a regression, not a gap.
+func (v *Verdict) MarkFailed(failed []string) {
+	for _, l := range v.Lost {
+		if l.Side != SideBase || slices.Contains(v.FailedInHead, l.Cell) {
+			continue
+		}
+		for _, name := range failed {
+			if name == l.Cell || contract.Label(name) == l.Cell {
+				v.FailedInHead = append(v.FailedInHead, l.Cell)
+				break
+			}
+		}
+	}
 }
 
 // Why is what profiling a regressed cell on both sides showed: the functions whose
@@ -167,9 +214,9 @@ type ByteChange struct {
 // Outcome is the verdict in a word: regression, inconclusive or no regression.
 func (v *Verdict) Outcome() Status {
 	switch {
-	case v.Regression:
+	case v.Regression || len(v.FailedInHead) > 0:
 		return Regression
-	case v.Inconclusive > 0:
+	case v.Inconclusive > 0 || len(v.Lost) > 0:
 		return Inconclusive
 	}
 	return NoRegression
@@ -183,6 +230,9 @@ type Options struct {
 	// AcrossMachines compares results of different machine fingerprints, which
 	// are otherwise kept apart; the verdict then says so.
 	AcrossMachines bool
+	// CellThresholds override Thresholds for the cells they match (the last
+	// matching rule wins).
+	CellThresholds []CellThreshold
 }
 
 // Validate checks the options; the errors name the flags that set them.
@@ -215,7 +265,13 @@ const (
 // nothing could be compared at all, the error says which configuration differs.
 func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdict, *Grid, error) {
 	var tagged []*benchfmt.Result
-	for name, side := range map[string]Side{SideBase: base, SideHead: head} {
+	// Base first, then head: the grid's rows are in the order results are first
+	// seen, so a map here would shuffle them from run to run.
+	for _, ns := range []struct {
+		name string
+		side Side
+	}{{SideBase, base}, {SideHead, head}} {
+		name, side := ns.name, ns.side
 		for i, r := range side.Results {
 			r = r.Clone()
 			r.SetConfig(".file", name)
@@ -240,13 +296,31 @@ func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdi
 	if err != nil {
 		return nil, nil, err
 	}
+	v.Notes = append(v.Notes, contract.DirectionConflicts(units)...)
 	if o.AcrossMachines {
 		v.Notes = append(v.Notes, "compared across machines (--across-machines): base "+machinesOf(base.Results)+", head "+machinesOf(head.Results)+"; differences may be the machines'")
 	}
 	if len(v.Findings) == 0 && len(base.Results) > 0 && len(head.Results) > 0 {
-		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides%s", configDiff(base.Results, head.Results))
+		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides (base has %s; head has %s)%s", unitsOf(g, SideBase), unitsOf(g, SideHead), configDiff(base.Results, head.Results))
 	}
 	return v, g, nil
+}
+
+// unitsOf lists the units one side of a grid has, and in how many cells.
+func unitsOf(g *Grid, side string) string {
+	var out []string
+	for _, t := range g.Tables {
+		n := 0
+		for k := range t.Cells {
+			if k.Col.StringValues() == side {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("%s in %d cells", t.Unit, n))
+		}
+	}
+	return orNone(out)
 }
 
 // machinesOf lists the machine fingerprints of results.
@@ -308,19 +382,28 @@ func orNone(v []string) string {
 // is ≤ alpha and its change is beyond the unit's threshold in the bad direction; it
 // is no regression only if its change's 95 % interval stays inside the threshold
 // on the bad side; otherwise it is inconclusive. A cell or a metric on one side
-// only is listed as such, and the rest is compared.
+// only is listed as such, and the rest is compared; a judged metric on one side
+// only is lost, which is never a pass.
 func Judge(g *Grid, o Options) (*Verdict, error) {
 	v := &Verdict{Correction: o.Correction, Alpha: o.Alpha}
 	only := [2]map[string][]string{{}, {}} // base, head: cell → units on that side only
 	compared := map[string]bool{}
-	var judged []int
-	var ps, ses, floors []float64
+	labels := rowLabels(g)
+	type pending struct {
+		se, floor float64
+	}
+	var est []pending
+	warn := newWarnings()
+	units := map[string]bool{}                // of every cell
+	cellUnits := map[string]map[string]bool{} // of each cell, on either side
 	for _, t := range g.Tables {
 		if len(t.Cols) > 2 {
 			return nil, fmt.Errorf("comparing needs two sides, have %d columns", len(t.Cols))
 		}
+		units[t.Unit] = true
+		oneSided := false
 		for _, row := range t.Rows {
-			name := contract.Label(row.StringValues())
+			name := labels[row]
 			var cells [2]*GridCell
 			for _, col := range t.Cols {
 				side := 0
@@ -330,27 +413,66 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 				cells[side] = t.Cells[GridKey{Row: row, Col: col}]
 			}
 			base, head := cells[0], cells[1]
+			for _, c := range cells {
+				if c != nil {
+					warn.add(t.Unit, c.Sample.Warnings, c.Summary.Warnings)
+					if cellUnits[name] == nil {
+						cellUnits[name] = map[string]bool{}
+					}
+					cellUnits[name][t.Unit] = true
+				}
+			}
 			switch {
 			case base == nil && head == nil:
 				continue
 			case head == nil:
 				only[0][name] = append(only[0][name], t.Unit)
+				oneSided = true
 				continue
 			case base == nil:
 				only[1][name] = append(only[1][name], t.Unit)
+				oneSided = true
 				continue
 			}
-			compared[name] = true
-			f := Finding{Cell: name, Unit: t.Unit, Better: t.Better, Base: StatOf(base), Head: StatOf(head),
-				Threshold: o.Thresholds[t.Unit], Status: NotJudged}
-			se, floor := f.estimate(base, head)
-			if f.Threshold > 0 && t.Better != 0 {
-				judged = append(judged, len(v.Findings))
-				ps = append(ps, f.P)
-				ses = append(ses, se)
-				floors = append(floors, floor)
+			if head.Cmp != nil {
+				warn.add(t.Unit, head.Cmp.Warnings)
 			}
+			compared[name] = true
+			f := Finding{Cell: name, Unit: t.Unit, Better: t.Better, Base: StatOf(base), Head: StatOf(head), Status: NotJudged, Exact: t.Exact}
+			se, floor, note := f.estimate(base, head)
+			if note != "" {
+				v.Notes = append(v.Notes, note)
+			}
+			est = append(est, pending{se, floor})
 			v.Findings = append(v.Findings, f)
+		}
+		if oneSided {
+			warn.add(t.Unit, []error{errors.New("benchmark set differs from baseline; geomeans may not be comparable")})
+		}
+	}
+	v.Units = slices.Sorted(maps.Keys(units))
+	v.Warnings = warn.list()
+
+	var judged []int
+	var ps []float64
+	standIns := map[string]map[string]int{} // stand-in → steady unit → cells
+	for i := range v.Findings {
+		f := &v.Findings[i]
+		f.Threshold, f.StandsFor = o.threshold(f.Cell, f.Unit, units, cellUnits[f.Cell])
+		if f.Threshold > 0 && f.Better != 0 {
+			judged = append(judged, i)
+			ps = append(ps, f.P)
+			if f.StandsFor != "" {
+				if standIns[f.Unit] == nil {
+					standIns[f.Unit] = map[string]int{}
+				}
+				standIns[f.Unit][f.StandsFor]++
+			}
+		}
+	}
+	for _, u := range slices.Sorted(maps.Keys(standIns)) {
+		for _, steady := range slices.Sorted(maps.Keys(standIns[u])) {
+			v.Notes = append(v.Notes, fmt.Sprintf("%s judged in place of %s (its %g%% threshold) in %d cells: the results have no steady-state figures", u, steady, 100*o.Thresholds[steady], standIns[u][steady]))
 		}
 	}
 	adj, err := Adjust(o.Correction, ps)
@@ -365,8 +487,8 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 		f := &v.Findings[i]
 		f.PAdjusted = adj[k]
 		d := math.Inf(1)
-		if floors[k] <= level { // else no outcome of the test reaches the level
-			d = detectable(ses[k], level)
+		if est[i].floor <= level { // else no outcome of the test reaches the level
+			d = detectable(est[i].se, level)
 		}
 		if !math.IsInf(d, 0) {
 			f.Detectable = &d
@@ -388,6 +510,21 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 			}
 		}
 	}
+	// A judged metric on one side only: a cell the head lost (a crash, a renamed
+	// benchmark, a changed -N suffix) or gained cannot pass unseen.
+	for side, m := range only {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			l := Lost{Cell: name, Side: []string{SideBase, SideHead}[side]}
+			for _, u := range m[name] {
+				if thr, _ := o.threshold(name, u, units, cellUnits[name]); thr > 0 && contract.Better(nil, u) != 0 {
+					l.Units = append(l.Units, u)
+				}
+			}
+			if len(l.Units) > 0 {
+				v.Lost = append(v.Lost, l)
+			}
+		}
+	}
 	v.Regression = v.Regressions > 0
 	// A cell on one side only is named; a cell compared on some metrics names the
 	// metrics one side lacks.
@@ -405,12 +542,126 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 	return v, nil
 }
 
+// Judged is how many (cell, metric) pairs the verdict judged.
+func (v *Verdict) Judged() int {
+	n := 0
+	for _, f := range v.Findings {
+		if f.Status != NotJudged {
+			n++
+		}
+	}
+	return n
+}
+
+// rowLabels names the grid's rows by contract.Label, which drops the -N
+// GOMAXPROCS suffix, except where rows differ only by it: those keep it, so that
+// Foo-2 and Foo-4 never read as one row.
+func rowLabels(g *Grid) map[benchproc.Key]string {
+	full := map[string]map[string]bool{} // label → full names
+	out := map[benchproc.Key]string{}
+	for _, t := range g.Tables {
+		for _, row := range t.Rows {
+			name := row.StringValues()
+			l := contract.Label(name)
+			if full[l] == nil {
+				full[l] = map[string]bool{}
+			}
+			full[l][name] = true
+			out[row] = l
+		}
+	}
+	for row, l := range out {
+		if len(full[l]) > 1 {
+			name := row.StringValues()
+			if i := strings.LastIndexByte(name, '-'); i > 0 && !strings.Contains(name[i:], "/") {
+				out[row] = l + name[i:]
+			}
+		}
+	}
+	return out
+}
+
+// standIns are the whole-job units judged, in order of preference, in place of a
+// steady-state unit that the results lack (plain go test -bench output, or jobs
+// too short for a steady state). Results that have it somewhere keep their other
+// cells' whole-job units unjudged: a recovery or a raw copy is not a steady state.
+var standIns = []struct {
+	steady string
+	whole  []string
+}{
+	{contract.UnitSteadyRows, []string{contract.UnitRowsPerSec, contract.UnitSecPerOp}},
+	{contract.Tidy(contract.UnitSteadyCPU), []string{contract.Tidy(contract.UnitCPUPerRow)}},
+}
+
+// threshold is the threshold of a cell's unit, and the steady-state unit it stands
+// in for, if any: a cell rule's, else the unit's; a whole-job unit without one
+// takes the threshold of a steady-state unit that none of the results (units) has,
+// if it is the first of its stand-ins that the cell has (cellUnits).
+func (o Options) threshold(cell, unit string, units, cellUnits map[string]bool) (float64, string) {
+	if t := o.cellThreshold(cell, unit); t > 0 {
+		return t, ""
+	}
+	for _, si := range standIns {
+		if units[si.steady] {
+			continue
+		}
+		for _, w := range si.whole {
+			if cellUnits[w] {
+				if w == unit {
+					if t := o.cellThreshold(cell, si.steady); t > 0 {
+						return t, si.steady
+					}
+				}
+				break
+			}
+		}
+	}
+	return 0, ""
+}
+
+// warnings gathers benchstat's warnings, in first-seen order, with the units
+// each concerns and how many times it was given.
+type warnings struct {
+	order []string
+	units map[string][]string
+	count map[string]int
+}
+
+func newWarnings() *warnings { return &warnings{units: map[string][]string{}, count: map[string]int{}} }
+
+func (w *warnings) add(unit string, lists ...[]error) {
+	for _, l := range lists {
+		for _, e := range l {
+			k := e.Error()
+			if w.count[k] == 0 {
+				w.order = append(w.order, k)
+			}
+			w.count[k]++
+			if !slices.Contains(w.units[k], unit) {
+				w.units[k] = append(w.units[k], unit)
+			}
+		}
+	}
+}
+
+func (w *warnings) list() []string {
+	var out []string
+	for _, k := range w.order {
+		out = append(out, fmt.Sprintf("%s (%s: %d)", k, strings.Join(w.units[k], ", "), w.count[k]))
+	}
+	return out
+}
+
 // estimate sets the change, its interval and p-value from CompareCells and
 // returns the standard error and floor of its test, for the detectable change.
-func (f *Finding) estimate(base, head *GridCell) (se, floor float64) {
+// The note says why rounds were compared unpaired, if they were.
+func (f *Finding) estimate(base, head *GridCell) (se, floor float64, note string) {
 	c := CompareCells(base, head)
 	f.Pairs, f.Delta, f.Lo, f.Hi, f.P, f.FromZero = c.Pairs, c.Delta, c.Lo, c.Hi, c.P, c.FromZero
-	return c.se, c.floor
+	if c.Unpaired != "" {
+		note = fmt.Sprintf("%s %s: %s", f.Cell, f.Unit, c.Unpaired)
+	}
+	return c.se, c.floor, note
 }
 
 // Change is one metric of head against base.
@@ -419,8 +670,10 @@ type Change struct {
 	Delta  float64  // relative change, head vs base
 	Lo, Hi *float64 // its 95 % interval; nil when n is too small
 	P      float64
-	se     float64 // standard error of the log ratio
-	floor  float64 // the smallest p-value the test can give at this n
+	// Unpaired says why cells that share rounds were compared unpaired.
+	Unpaired string
+	se       float64 // standard error of the log ratio
+	floor    float64 // the smallest p-value the test can give at this n
 
 	// FromZero: the base is zero in every run, the head is not and not below zero;
 	// the change has no ratio (Delta is 0).
@@ -430,8 +683,9 @@ type Change struct {
 // CompareCells compares two cells of a grid: zero on both sides, or a unit
 // declared exact that repeated exactly on each side, without statistics (see
 // compareExact); else paired when they share rounds (the Hodges–Lehmann estimate
-// of the per-round ratio, the Wilcoxon signed-rank test), else the two-sample
-// Hodges–Lehmann ratio and the Mann–Whitney U test.
+// of the per-round ratio, the Wilcoxon signed-rank test), else as benchstat does:
+// the ratio of the medians and the Mann–Whitney U test, with the interval of the
+// two-sample Hodges–Lehmann ratio.
 func CompareCells(base, head *GridCell) Change {
 	if c, ok := compareExact(base, head); ok {
 		return c
@@ -443,7 +697,8 @@ func CompareCells(base, head *GridCell) Change {
 			c.Lo, c.Hi = &l, &h
 		}
 	}
-	if d := pairedLogRatios(base, head); len(d) > 0 {
+	d, paired := pairedLogRatios(base, head)
+	if len(d) > 0 {
 		c.Pairs = len(d)
 		est, lo, hi, ok := hodgesLehmann(d, Confidence)
 		c.Delta = math.Expm1(est)
@@ -452,6 +707,9 @@ func CompareCells(base, head *GridCell) Change {
 		c.se, c.floor = stddev(d)/math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
 		return c
 	}
+	if paired {
+		c.Unpaired = "a value ≤ 0 has no ratio: rounds compared unpaired (Mann–Whitney U), not paired"
+	}
 	if head.Cmp != nil && head.Base == base && !head.Exact { // an exact unit's comparison says p = 0 whatever the values
 		c.P = head.Cmp.P
 	} else {
@@ -459,18 +717,18 @@ func CompareCells(base, head *GridCell) Change {
 	}
 	m, n := len(base.Raw), len(head.Raw)
 	c.floor = 2 / binomial(m+n, m)
+	// benchstat's change: the ratio of the medians.
+	if base.Summary.Center != 0 {
+		c.Delta = head.Summary.Center/base.Summary.Center - 1
+	}
 	lb, lh := logs(base.Raw), logs(head.Raw)
 	if lb == nil || lh == nil {
-		// A ratio needs positive values: the change of the medians, no interval.
-		if base.Summary.Center != 0 {
-			c.Delta = head.Summary.Center/base.Summary.Center - 1
-		}
+		// A ratio needs positive values: no interval.
 		c.FromZero = risesFromZero(base.Raw, head.Raw)
 		c.se = math.NaN()
 		return c
 	}
-	est, lo, hi, ok := twoSampleHL(lb, lh, Confidence)
-	c.Delta = math.Expm1(est)
+	_, lo, hi, ok := twoSampleHL(lb, lh, Confidence)
 	interval(lo, hi, ok)
 	sb, sh := stddev(lb), stddev(lh)
 	c.se = math.Sqrt(sb*sb/float64(m) + sh*sh/float64(n))

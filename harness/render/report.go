@@ -60,6 +60,18 @@ func headline(v *judge.Verdict) string {
 		}
 	}
 	verdict := map[judge.Status]string{judge.Regression: "✗ REGRESSION", judge.Inconclusive: "? INCONCLUSIVE", judge.NoRegression: "✓ no regression"}[v.Outcome()]
+	if v.ExpectedRegression != "" {
+		verdict = "✓ EXPECTED REGRESSION (" + v.ExpectedRegression + ")"
+	}
+	if judged == 0 {
+		verdict = "✗ NOTHING JUDGED (no pair has a threshold; never a pass)"
+	}
+	if len(v.FailedInHead) > 0 {
+		verdict += fmt.Sprintf(", %d cells failed in head", len(v.FailedInHead))
+	}
+	if len(v.Lost) > 0 {
+		verdict += fmt.Sprintf(", %d cells with judged metrics on one side only", len(v.Lost))
+	}
 	s := fmt.Sprintf("%s: %d regressed, %d improved, %d inconclusive of %d judged (cell, metric) pairs; %s, α = %g",
 		verdict, v.Regressions, improved, v.Inconclusive, judged, correctionName(v.Correction), v.Alpha)
 	if d := detectableList(v); d != "" {
@@ -119,13 +131,21 @@ func formatStat(s judge.Stat, unit string) string {
 	return fmt.Sprintf("%s ± %s n=%d", benchunit.Scale(s.Median, benchunit.ClassOf(unit)), s.Summary().PctRangeString(), s.N)
 }
 
-// formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]".
+// formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]"; an
+// exact unit's exact change (its values repeated on each side: an interval of one
+// point) as benchstat prints it, "0.00%" or "+5.00%".
 func formatDelta(f judge.Finding) string {
 	if f.FromZero {
 		return "from 0"
 	}
 	if f.Base.Median == 0 && f.Pairs == 0 && f.Lo == nil { // zero on both sides has an interval: [0, 0]
 		return "?"
+	}
+	if f.Exact && f.Lo != nil && f.Hi != nil && *f.Lo == *f.Hi { // as benchstat prints it
+		if f.Delta == 0 {
+			return "0.00%"
+		}
+		return fmt.Sprintf("%+.2f%%", 100*f.Delta)
 	}
 	s := fmt.Sprintf("%+.2f%%", 100*f.Delta)
 	if f.Lo != nil && f.Hi != nil {
@@ -136,17 +156,21 @@ func formatDelta(f judge.Finding) string {
 	return s
 }
 
-// testName says which test gave a finding's p-value.
+// testName says which test gave a finding's p-value and its change: paired, the
+// Hodges–Lehmann per-round ratio (HL); unpaired, benchstat's ratio of medians.
 func testName(f judge.Finding) string {
-	if f.Pairs > 0 {
-		return fmt.Sprintf("paired×%d", f.Pairs)
+	switch {
+	case f.Pairs > 0:
+		return fmt.Sprintf("paired×%d HL", f.Pairs)
+	case f.Exact:
+		return "exact"
 	}
 	return "unpaired"
 }
 
 // WriteVerdictTable prints the verdict and every judged finding, benchstat style.
 func WriteVerdictTable(w io.Writer, v *judge.Verdict) {
-	fmt.Fprintf(w, "base %s vs head %s\n%s\n\n", v.Base, v.Head, headline(v))
+	fmt.Fprintf(w, "base %s vs head %s\n%s\n%s\n\n", v.Base, v.Head, headline(v), changeHeader)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "\tcell\tmetric\tbase\thead\tchange [95% CI]\ttest\tp\tp adj.\tthreshold\tdetectable\t")
 	for _, f := range judgedFindings(v) {
@@ -161,16 +185,37 @@ func WriteVerdictTable(w io.Writer, v *judge.Verdict) {
 	fmt.Fprintln(w, "\n"+legendVerdict+" Every metric, judged or not, is in metrics.txt.")
 }
 
+// changeHeader says what the change column is, above the table.
+const changeHeader = "change: paired rows (test paired×n HL), the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired rows, benchstat's ratio of medians, p from its Mann–Whitney U test (the interval: two-sample Hodges–Lehmann)"
+
+// writeMissing lists what the tables leave out: the cells one side only has, the
+// judged metrics lost, the jobs failed in head, the expected regression's reason
+// and benchstat's warnings.
 func writeMissing(w io.Writer, v *judge.Verdict, bullet string) {
+	esc := func(s string) string {
+		if bullet != "" { // markdown
+			return Text(s)
+		}
+		return s
+	}
+	for _, c := range v.FailedInHead {
+		fmt.Fprintf(w, "%sfailed in head (a regression): %s\n", bullet, esc(c))
+	}
+	for _, l := range v.Lost {
+		fmt.Fprintf(w, "%sjudged on one side only (never a pass): %s\n", bullet, esc(l.String()))
+	}
+	if v.ExpectedRegression != "" {
+		fmt.Fprintf(w, "%sexpected regression, let pass: %s\n", bullet, esc(v.ExpectedRegression))
+	}
+	for _, wn := range v.Warnings {
+		fmt.Fprintf(w, "%sbenchstat warning: %s\n", bullet, esc(wn))
+	}
 	for _, m := range []struct {
 		side  string
 		names []string
 	}{{"base", v.OnlyInBase}, {"head", v.OnlyInHead}} {
 		for _, n := range m.names {
-			if bullet != "" { // markdown
-				n = Text(n)
-			}
-			fmt.Fprintf(w, "%smissing in %s, not compared: %s\n", bullet, map[string]string{"base": "head", "head": "base"}[m.side], n)
+			fmt.Fprintf(w, "%smissing in %s, not compared: %s\n", bullet, map[string]string{"base": "head", "head": "base"}[m.side], esc(n))
 		}
 	}
 }
@@ -188,7 +233,7 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 // writeVerdict writes the report's body, up to its legend: plots are linked by
 // plotURL(name).
 func writeVerdict(w io.Writer, v *judge.Verdict, plots []string, plotURL func(string) string) {
-	fmt.Fprintf(w, "## backfill-bench: %s vs %s\n\n**%s**\n\n", Code(v.Base), Code(v.Head), Text(headline(v)))
+	fmt.Fprintf(w, "## backfill-bench: %s vs %s\n\n**%s**\n\n%s.\n\n", Code(v.Base), Code(v.Head), Text(headline(v)), changeHeader)
 	fmt.Fprintln(w, "| | cell | metric | base | head | change [95 % CI] | test | p (adj.) | threshold | detectable |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	findings := judgedFindings(v)
@@ -212,7 +257,7 @@ func writeVerdict(w io.Writer, v *judge.Verdict, plots []string, plotURL func(st
 			fmt.Fprintf(w, "![%s](%s)\n", p, plotURL(p))
 		}
 	}
-	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head of each round ran as a pair: at once in a duet, else back to back): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the two-sample Hodges–Lehmann estimate of the ratio, p from the Mann–Whitney U test, as benchstat. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
+	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head of each round ran as a pair: at once in a duet, else back to back): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the ratio of the medians and p from the Mann–Whitney U test, as benchstat, with the two-sample Hodges–Lehmann interval of the ratio. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
 		legendVerdict, correctionName(v.Correction))
 }
 

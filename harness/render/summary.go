@@ -113,6 +113,9 @@ func describeChange(c *judge.GridCell, better int) string {
 	} else {
 		d, _ = c.Delta()
 		s = fmt.Sprintf("%s (p=%.3f)", c.Cmp.FormatDelta(c.Base.Summary.Center, c.Summary.Center), p)
+		if p == 0 { // an exact unit (no test can give 0): as benchstat, no p-value
+			s = fmt.Sprintf("%s (%s)", c.Cmp.FormatDelta(c.Base.Summary.Center, c.Summary.Center), c.Cmp)
+		}
 	}
 	if p <= c.Cmp.Alpha && d != 0 && better != 0 {
 		if (d > 0) == (better > 0) {

@@ -133,7 +133,8 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 
 // RunExtras runs each extra count times on the side's binary, round by round,
 // after the cells (not interleaved with them), and returns their results with the
-// harness's config and a line per run that failed.
+// harness's config and, per run that failed, a line saying why followed by the end
+// of its output (indented), as failures.txt holds them.
 func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, count int) ([]*benchfmt.Result, []string) {
 	var results []*benchfmt.Result
 	var failed []string
@@ -156,11 +157,12 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 			}
 			gracefully(cmd, 5*time.Second)
 			var stdout bytes.Buffer
-			cmd.Stdout = &stdout
+			stderr := &tailBuffer{max: 8 << 10}
+			cmd.Stdout, cmd.Stderr = &stdout, stderr
 			err = cmd.Run()
 			cancel()
 			if err != nil {
-				failed = append(failed, fmt.Sprintf("%s round %d: %v", rc.Name(), round, err))
+				failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
 				continue
 			}
 			found := false
@@ -174,9 +176,22 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 				}
 			}
 			if !found {
-				failed = append(failed, fmt.Sprintf("%s round %d: no result in the output", rc.Name(), round))
+				failed = append(failed, extraFailure(rc, round, "no result in the output", failureTail(stdout.String(), stderr.String())))
 			}
 		}
 	}
 	return results, failed
+}
+
+// extraFailure is a failed extra run's entry in failures.txt: why, then the end of
+// its output, indented.
+func extraFailure(rc Extra, round int, reason, tail string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "after the cells (round %d) Benchmark%s: %s\n", round, rc.Name(), reason)
+	for _, l := range strings.Split(strings.TrimRight(tail, "\n"), "\n") {
+		if l != "" {
+			fmt.Fprintf(&b, "    %s\n", l)
+		}
+	}
+	return b.String()
 }
