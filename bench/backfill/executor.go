@@ -130,6 +130,10 @@ type Env struct {
 	OnExhausted func()                            // the snapshot scan has ended
 	OnEmit      func(rows int)                    // a snapshot chunk of rows was emitted (nil: none)
 	OnFull      func()                            // the actor read its EpochRows for the epoch (nil: none)
+	// OnChunk sees each snapshot chunk as it is emitted downstream, before OnEmit
+	// (nil: none); it must not keep the chunk. The pipeline's progress check
+	// derives the positions it expects from these rows, not from the executor.
+	OnChunk func(c *stream.Chunk)
 }
 
 // Executor is one actor's merged-scan backfill, with its materialize stage.
@@ -493,6 +497,9 @@ func (e *Executor) emitSnapshotChunk() error {
 	}
 	for _, v := range e.snapVnode {
 		e.rows[v]++
+	}
+	if e.env.OnChunk != nil {
+		e.env.OnChunk(e.snapChunk)
 	}
 	if e.env.OnEmit != nil {
 		e.env.OnEmit(n)
