@@ -76,6 +76,7 @@ type epochProgress struct {
 	rows      []int64
 	head      []row.Datum
 	headVnode uint16
+	ran       bool // a row was emitted in this run (since a resume)
 	exhausted bool
 	bad       error
 }
@@ -109,7 +110,9 @@ func newProgressCheck(j *Job) *progressCheck {
 				if st.Pos != nil {
 					copy(ap.cur.pks[i*pkLen:], st.Pos)
 					ap.cur.emitted[i] = true
-					if pc.merged { // the executor checked they agree
+					if pc.merged && ap.cur.head == nil {
+						// The executor resumes from the first vnode's position; the
+						// others agree unless every vnode is finished.
 						ap.cur.head, ap.cur.headVnode = slices.Clone(st.Pos), uint16(lo+i)
 					}
 				}
@@ -144,7 +147,7 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 			p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a vnode's scan emits each row once, in pk order", v, row.Row(a.schema.PKOf(nil, r)), row.Row(last))
 		}
 		a.schema.PKOf(last[:0], r)
-		p.emitted[i] = true
+		p.emitted[i], p.ran = true, true
 		p.rows[i]++
 		p.head, p.headVnode = a.schema.PKOf(p.head[:0], r), v
 	}
@@ -283,7 +286,7 @@ func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []back
 			v := ap.lo + i
 			want := backfill.VnodeState{Vnode: uint16(v), RowCount: exp.rows[i], Finished: exp.exhausted}
 			switch {
-			case pc.merged:
+			case pc.merged && exp.ran: // every vnode at the actor's one position
 				want.Pos = exp.head
 			case exp.emitted[i]:
 				want.Pos = exp.pks[i*pkLen : (i+1)*pkLen]
