@@ -61,7 +61,11 @@ type actorProgress struct {
 	schema *row.Schema
 	merged bool
 	vnoder *storage.Vnoder
-	cur    epochProgress   // so far
+	// Per owned vnode, its last row in the chunk being read (-1: none), and the
+	// vnodes that have one: positions are copied once a chunk, not once a row.
+	inChunk []int32
+	touched []int
+	cur     epochProgress // so far
 	sealed []epochProgress // delivered epochs not yet committed, oldest first
 }
 
@@ -99,7 +103,7 @@ func newProgressCheck(j *Job) *progressCheck {
 	for a := range cfg.Par {
 		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
 		n := hi - lo
-		ap := &actorProgress{lo: lo, pkLen: pkLen, schema: s, merged: pc.merged, vnoder: storage.NewVnoder(s, cfg.Vnodes),
+		ap := &actorProgress{lo: lo, pkLen: pkLen, schema: s, merged: pc.merged, vnoder: storage.NewVnoder(s, cfg.Vnodes), inChunk: make([]int32, n),
 			cur: epochProgress{pks: make([]row.Datum, n*pkLen), emitted: make([]bool, n), rows: make([]int64, n)}}
 		if j.resume != nil {
 			done := true
@@ -129,7 +133,11 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := &a.cur
-	for _, r := range c.Rows {
+	for j := range a.inChunk {
+		a.inChunk[j] = -1
+	}
+	a.touched = a.touched[:0]
+	for n, r := range c.Rows {
 		v := a.vnoder.Of(r)
 		i := int(v) - a.lo
 		if i < 0 || i >= len(p.rows) {
@@ -138,19 +146,54 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 			}
 			continue
 		}
-		last := p.pks[i*a.pkLen : (i+1)*a.pkLen]
-		switch {
-		case p.bad != nil:
-		case a.merged && p.head != nil && a.schema.CompareRowToPK(r, p.head) <= 0:
-			p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a merged scan emits each row once, in pk order", v, row.Row(a.schema.PKOf(nil, r)), row.Row(p.head))
-		case !a.merged && p.emitted[i] && a.schema.CompareRowToPK(r, last) <= 0:
-			p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a vnode's scan emits each row once, in pk order", v, row.Row(a.schema.PKOf(nil, r)), row.Row(last))
+		// The row it must follow: the actor's previous one (merged) or its vnode's,
+		// in this chunk or before it.
+		var prevRow row.Row
+		var prevPK []row.Datum
+		switch k := a.inChunk[i]; {
+		case a.merged && n > 0:
+			prevRow = c.Rows[n-1]
+		case a.merged:
+			prevPK = p.head
+		case k >= 0:
+			prevRow = c.Rows[k]
+		case p.emitted[i]:
+			prevPK = p.pks[i*a.pkLen : (i+1)*a.pkLen]
 		}
-		a.schema.PKOf(last[:0], r)
-		p.emitted[i], p.ran = true, true
+		if prevRow != nil {
+			prevPK = nil
+			if a.schema.ComparePK(r, prevRow) <= 0 {
+				prevPK = a.schema.PKOf(nil, prevRow)
+			}
+		} else if prevPK != nil && a.schema.CompareRowToPK(r, prevPK) > 0 {
+			prevPK = nil
+		}
+		if p.bad == nil && prevPK != nil { // out of order
+			p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", v, row.Row(a.schema.PKOf(nil, r)), row.Row(prevPK))
+		}
+		if a.inChunk[i] < 0 {
+			a.touched = append(a.touched, i)
+		}
+		a.inChunk[i] = int32(n)
 		p.rows[i]++
-		p.head, p.headVnode = a.schema.PKOf(p.head[:0], r), v
 	}
+	for _, i := range a.touched {
+		a.schema.PKOf(p.pks[i*a.pkLen:i*a.pkLen], c.Rows[a.inChunk[i]])
+		p.emitted[i], p.ran = true, true
+	}
+	if n := c.Len(); n > 0 {
+		p.head, p.headVnode = a.schema.PKOf(p.head[:0], c.Rows[n-1]), uint16(a.lo+a.touchedLast(n-1))
+	}
+}
+
+// touchedLast is the owned-vnode index of chunk row n, the last one read.
+func (a *actorProgress) touchedLast(n int) int {
+	for _, i := range a.touched {
+		if int(a.inChunk[i]) == n {
+			return i
+		}
+	}
+	return 0
 }
 
 // exhaust records that the actor's scan ended.
