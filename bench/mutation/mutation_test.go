@@ -10,12 +10,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 )
 
-var run = flag.Bool("mutants", false, "apply each executor mutant in testdata/ to a copy of the tree and require the suite to catch it (slow: minutes a mutant; nightly, make mutants)")
+var (
+	run = flag.Bool("mutants", false, "apply each executor mutant in testdata/ to a copy of the tree and require the suite to catch it (slow: minutes a mutant; nightly, make mutants)")
+	all = flag.Bool("mutants.all", false, "run every check on every mutant, not only until it is caught (and its Must-catch check has run)")
+)
 
 // step is one check of the suite: a go command run in the tree's copy.
 type step struct {
@@ -78,7 +82,9 @@ var epochVnode = regexp.MustCompile(`epoch \d+.*vnode \d+|vnode \d+.*epoch \d+`)
 // on it: every mutant must make a step fail (and the unmutated copy pass them all);
 // a mutant's Must-catch header names the step that must catch it: "job" (an
 // ordinary job, with a message naming the epoch and the vnode) or "test TestName".
-// It logs the table mutant → the checks that caught it, and the score.
+// Each mutant's checks stop once one caught it and its Must-catch check ran
+// (-mutants.all: run them all). It logs the table mutant → the checks that caught
+// it, and the score.
 func TestMutants(t *testing.T) {
 	if !*run {
 		t.Skip("slow: run with -mutants (make mutants)")
@@ -95,7 +101,9 @@ func TestMutants(t *testing.T) {
 	// One directory for every copy: the build cache keys on it, so only the
 	// mutated packages build again.
 	dir := filepath.Join(os.TempDir(), "backfill-bench-mutants")
-	suite := func(t *testing.T, patch string) []outcome {
+	// suite runs the steps on the tree with patch applied, in order, until done
+	// says the outcomes so far are enough.
+	suite := func(t *testing.T, patch string, done func([]outcome) bool) []outcome {
 		if err := os.RemoveAll(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -121,11 +129,14 @@ func TestMutants(t *testing.T) {
 			err := cmd.Run()
 			outs = append(outs, outcome{failed: err != nil, output: buf.String()})
 			t.Logf("%s: %s in %v", s.name, map[bool]string{true: "FAIL", false: "ok"}[err != nil], time.Since(start).Round(time.Second))
+			if done(outs) {
+				break
+			}
 		}
 		return outs
 	}
 	t.Run("unmutated", func(t *testing.T) {
-		for i, o := range suite(t, "") {
+		for i, o := range suite(t, "", func([]outcome) bool { return false }) {
 			if o.failed {
 				t.Fatalf("%s fails without a mutant, so it cannot tell one: %s", steps[i].name, firstError(o.output))
 			}
@@ -139,8 +150,24 @@ func TestMutants(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var musts []string
+		for _, l := range strings.Split(string(text), "\n") {
+			if must, ok := strings.CutPrefix(l, "Must-catch: "); ok {
+				musts = append(musts, must)
+			}
+		}
 		t.Run(name, func(t *testing.T) {
-			outs := suite(t, p)
+			outs := suite(t, p, func(outs []outcome) bool {
+				if *all || !slices.ContainsFunc(outs, func(o outcome) bool { return o.failed }) {
+					return false
+				}
+				for _, must := range musts {
+					if mustCatch(must, outs) != nil {
+						return false
+					}
+				}
+				return true
+			})
 			var caught []string
 			for i, o := range outs {
 				if o.failed {
@@ -157,11 +184,7 @@ func TestMutants(t *testing.T) {
 				return
 			}
 			killed++
-			for _, l := range strings.Split(string(text), "\n") {
-				must, ok := strings.CutPrefix(l, "Must-catch: ")
-				if !ok {
-					continue
-				}
+			for _, must := range musts {
 				if err := mustCatch(must, outs); err != nil {
 					t.Errorf("mutant %s: %v", name, err)
 				}
