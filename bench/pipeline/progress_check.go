@@ -65,8 +65,8 @@ type actorProgress struct {
 	// vnodes that have one: positions are copied once a chunk, not once a row.
 	inChunk []int32
 	touched []int
-	cur     epochProgress // so far
-	sealed []epochProgress // delivered epochs not yet committed, oldest first
+	cur     epochProgress   // so far
+	sealed  []epochProgress // delivered epochs not yet committed, oldest first
 }
 
 // epochProgress is an actor's progress at a point: per owned vnode the last emitted
