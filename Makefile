@@ -11,7 +11,7 @@ BASE ?=
 HEAD ?=
 NIGHTLY_ARGS ?= --rows 20000 --count 3
 
-.PHONY: test bench bench-gotest bench-all compare nightly crashtest lint fuzz
+.PHONY: test bench bench-gotest bench-all compare nightly crashtest lint fuzz mutants
 
 ## test: vet and run every test (the CI command)
 test:
@@ -34,6 +34,10 @@ nightly:
 ## crashtest: random power losses on small jobs, every scan and persist mode (ARGS: e.g. --points 200 --seed 7)
 crashtest:
 	$(GO) run ./cmd/benchrun crashtest $(ARGS)
+
+## mutants: apply each executor mutant (bench/mutation/testdata) to a copy of the tree and require the suite to catch it; logs the score (slow: nightly)
+mutants:
+	$(GO) test -count=1 -timeout 120m -v -run TestMutants ./bench/mutation -mutants
 
 ## bench-gotest: the backfill benchmarks straight from go test, benchfmt on stdout
 bench-gotest:

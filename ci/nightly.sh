@@ -4,6 +4,8 @@
 #   ci/nightly.sh                    run the whole nightly matrix here and record it
 #   ci/nightly.sh shard I/N [OUT]    run shard I of N of the matrix into OUT (default out/shard-I)
 #   ci/nightly.sh record FILE...     merge shard results and record them in the history
+#   ci/nightly.sh mutants            apply each executor mutant (bench/mutation) to a copy
+#                                    of the tree and require the suite to catch it
 #   ci/nightly.sh publish-history REMOTE
 #                                    commit the history (without its images) and push it
 #                                    to main, fetching and rebasing if main moved
@@ -42,6 +44,9 @@ record)
 	merged="$(mktemp -d)/merged.txt"
 	"${benchrun[@]}" merge -o "$merged" "$@"
 	exec "${benchrun[@]}" nightly --history "$history" --results "$merged"
+	;;
+mutants)
+	exec go test -count=1 -timeout 60m -v -run TestMutants ./bench/mutation -mutants
 	;;
 publish-history)
 	remote="${2:?usage: ci/nightly.sh publish-history REMOTE}"

@@ -21,7 +21,9 @@ import (
 
 // NightlyMatrix is the matrix that guards main: the quick suite's cells (work-driven
 // barriers, so every night does the same work) on every profile marked nightly and
-// with every scan.
+// with every scan, plus the composite-key workload (groups: a grouped MV's
+// three-column key, one column descending), so that every scan's filter and
+// positions are checked on a key of more than one column every night.
 func NightlyMatrix(profiles *profile.Set) contract.Matrix {
 	m := QuickMatrix()
 	m.Profiles = nil
@@ -31,6 +33,7 @@ func NightlyMatrix(profiles *profile.Set) contract.Matrix {
 		}
 	}
 	m.Scans = contract.Scans
+	m.Workloads = append(slices.Clone(m.Workloads), "groups")
 	return m
 }
 

@@ -5,11 +5,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
 func nightlyConfig(results, hist string) NightlyConfig {
@@ -76,5 +80,33 @@ func TestNightlyFirstNightHasTrends(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(rep.Dir, "trends-mem.png")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestNightlyMatrixCoversCompositeKeys: every night runs every scan on a workload
+// whose primary key has several columns, one descending, and whose distribution
+// key is a strict prefix of it.
+func TestNightlyMatrixCoversCompositeKeys(t *testing.T) {
+	profiles, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NightlyMatrix(profiles)
+	if !slices.Equal(m.Scans, contract.Scans) {
+		t.Errorf("nightly scans %v, want every scan %v", m.Scans, contract.Scans)
+	}
+	composite := false
+	for _, name := range m.Workloads {
+		w, err := workloads.Parse(name, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := w.Schema()
+		if len(s.PK) > 1 && slices.Contains(s.PKDesc, true) && len(s.DistKey) < len(s.PK) && slices.Equal(s.DistKey, s.PK[:len(s.DistKey)]) {
+			composite = true
+		}
+	}
+	if !composite {
+		t.Errorf("nightly workloads %v: none has a composite key with a descending column and a prefix distribution key", m.Workloads)
 	}
 }

@@ -30,6 +30,11 @@ type table struct {
 	// row builds the row of key pk at (h1, h2), two independent hashes of
 	// (seed, id, version).
 	row func(dst row.Row, p pools, pk int64, h1, h2 uint64) row.Row
+	// keyOf inverts row's primary key: the pk argument that gives a row these primary
+	// key datums (nil: the one pk column is that integer). stride is the distance
+	// in that integer between a key and the next one in primary-key order (0: 1).
+	keyOf  func(pk []row.Datum) (int64, bool)
+	stride int64
 }
 
 func gen(f *gofakeit.Faker, fn func() string) []string {
@@ -147,6 +152,63 @@ var tables = []*table{
 			return dst
 		},
 	},
+	groups,
+}
+
+// The group key of the groups table: channel, window_start, auction. Channels and
+// windows come from fixed lists, so that a key maps back to its id; the channel
+// names include a prefix of another and an embedded zero byte, which the
+// memcomparable encoding must order right.
+var (
+	groupChannels = []string{"Apple", "Apple\x00TV", "App", "Baidu", "Bing", "DuckDuckGo", "Facebook", "Google",
+		"Instagram", "LinkedIn", "Naver", "Pinterest", "Reddit", "TikTok", "Yahoo", "Yandex"}
+	groupChannelIndex = func() map[string]int64 {
+		m := map[string]int64{}
+		for i, c := range groupChannels {
+			m[c] = int64(i)
+		}
+		return m
+	}()
+)
+
+const (
+	groupWindows    = 48                           // hourly windows
+	groupWindowSize = 3_600_000_000                // µs
+	groupKeys       = groupWindows * 16            // (channel, window) pairs: the distribution keys
+	groupBaseTime   = baseTime + 30*86_400_000_000 // the first window
+)
+
+// groups is shaped like a grouped MV's table (Nexmark q5-like: bids per auction per
+// channel and hourly window): its primary key is the group key (channel,
+// window_start DESC, auction), its distribution key the strict prefix (channel,
+// window_start), as a streaming engine keys an aggregation's result by its group
+// columns and distributes it by a prefix of them.
+var groups = &table{
+	name: "groups", desc: "grouped-MV shape: pk (channel asc, window_start desc, auction asc), distribution key (channel, window_start); bids, max_price, last_bidder",
+	schema: row.Schema{
+		Columns: []row.Column{{Name: "channel", Kind: row.String}, {Name: "window_start", Kind: row.Timestamp}, {Name: "auction", Kind: row.Int64},
+			{Name: "bids", Kind: row.Int64}, {Name: "max_price", Kind: row.Int64}, {Name: "last_bidder", Kind: row.Int64}},
+		PK: []int{0, 1, 2}, PKDesc: []bool{false, true, false}, DistKey: []int{0, 1},
+	},
+	fill: func(*gofakeit.Faker) pools { return pools{} },
+	// pk's low part picks the (channel, window) group, the rest the auction: ids in
+	// insertion order fill every group a row at a time, so inserts land all over
+	// the key space, ahead of and behind a scan.
+	row: func(dst row.Row, _ pools, pk int64, h1, h2 uint64) row.Row {
+		u := uint64(pk)
+		g, auction := int64(u%groupKeys), int64(u/groupKeys)
+		return append(dst[:0], row.Str(groupChannels[g/groupWindows]), row.TS(groupBaseTime+g%groupWindows*groupWindowSize), row.I64(auction),
+			row.I64(1+int64(h1%500)), row.I64(1+int64(h1>>20)%10_000_000), row.I64(1000+int64(h2%1_000_000)))
+	},
+	keyOf: func(pk []row.Datum) (int64, bool) {
+		c, ok := groupChannelIndex[pk[0].S]
+		w := (pk[1].I - groupBaseTime) / groupWindowSize
+		if !ok || pk[1].I < groupBaseTime || w >= groupWindows || (pk[1].I-groupBaseTime)%groupWindowSize != 0 {
+			return 0, false
+		}
+		return int64(uint64(pk[2].I)*groupKeys + uint64(c*groupWindows+w)), true
+	},
+	stride: groupKeys,
 }
 
 func findTable(name string) *table {

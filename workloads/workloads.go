@@ -39,7 +39,9 @@ var mixes = []struct {
 	mix        source.Mix
 	burst      *source.Burst
 }{
-	{"default", "50% inserts, 40% updates, 10% deletes", source.DefaultMix, nil},
+	{"default", "50% inserts, 40% updates, 10% deletes; 5% more aimed at the scan positions", source.DefaultMix, nil},
+	{"boundary-heavy", "the default mix with 50% more aimed at the scan positions: updates of the row at a scan's position, just below and just above it",
+		source.Mix{Insert: 0.5, Update: 0.4, Delete: 0.1, Boundary: 0.5}, nil},
 	{"insert-only", "inserts only", source.Mix{Insert: 1}, nil},
 	{"update-heavy", "10% inserts, 85% updates, 5% deletes", source.Mix{Insert: 0.1, Update: 0.85, Delete: 0.05}, nil},
 	{"delete-heavy", "20% inserts, 20% updates, 60% deletes", source.Mix{Insert: 0.2, Update: 0.2, Delete: 0.6}, nil},
@@ -154,6 +156,7 @@ type Workload struct {
 	table   *table
 	pools   pools
 	scatter bool // pk = a bijective scramble of the key id, not the id itself
+	seed    uint64
 	pick    func(r *rand.Rand, n int64) int64
 }
 
@@ -167,7 +170,7 @@ func New(spec Spec, seed uint64) (*Workload, error) {
 	if spec.Mix != "" && findMix(spec.Mix) < 0 {
 		return nil, fmt.Errorf("workload: unknown change mix %q (have %s)", spec.Mix, strings.Join(mixNames(), ", "))
 	}
-	w := &Workload{spec: spec, table: t, pools: t.fill(gofakeit.New(seed))}
+	w := &Workload{spec: spec, table: t, pools: t.fill(gofakeit.New(seed)), seed: seed}
 	name, _, _ := strings.Cut(spec.Keys, ":")
 	switch name {
 	case "", "sequential":
@@ -226,6 +229,31 @@ func (w *Workload) Row(dst row.Row, seed uint64, id int64, version uint32) row.R
 	h1 := source.Mix64(seed ^ uint64(id)*0x9E3779B97F4A7C15 ^ uint64(version)<<40)
 	h2 := source.Mix64(h1 ^ 0xD6E8FEB86659FD93)
 	return w.table.row(dst, w.pools, pk, h1, h2)
+}
+
+// IDOf implements source.KeyIndex.
+func (w *Workload) IDOf(pk []row.Datum) (int64, bool) {
+	k, ok := int64(0), len(pk) == len(w.table.schema.PK)
+	if ok && w.table.keyOf != nil {
+		k, ok = w.table.keyOf(pk)
+	} else if ok {
+		k, ok = pk[0].I, pk[0].Kind == row.Int64
+	}
+	if !ok {
+		return 0, false
+	}
+	if w.scatter {
+		return int64(source.Unmix64(uint64(k)) ^ w.seed), true
+	}
+	return k, true
+}
+
+// Stride implements source.KeyIndex: scattered keys have no known neighbours.
+func (w *Workload) Stride() int64 {
+	if w.scatter {
+		return 0
+	}
+	return max(w.table.stride, 1)
 }
 
 // Pick implements source.KeyPicker.

@@ -243,3 +243,60 @@ func BenchmarkGenerate(b *testing.B) {
 		})
 	}
 }
+
+// TestKeyIndex: every workload maps a row's primary key back to its id (the
+// boundary changes aim at a scan position through it), and, where keys keep
+// insertion order, id ± Stride holds the keys just around it: nothing generated lies
+// between.
+func TestKeyIndex(t *testing.T) {
+	for _, name := range Names() {
+		t.Run(name, func(t *testing.T) {
+			w, err := Parse(name, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := w.Schema()
+			const n = 3000
+			rows := make([]row.Row, n)
+			for id := range int64(n) {
+				rows[id] = w.Row(nil, 7, id, 2)
+				got, ok := w.IDOf(s.PKOf(nil, rows[id]))
+				if !ok || got != id {
+					t.Fatalf("IDOf(row of id %d) = %d, %v", id, got, ok)
+				}
+			}
+			stride := w.Stride()
+			if stride == 0 {
+				return
+			}
+			for id := int64(0); id+stride < n; id += 7 {
+				lo, hi := rows[id], rows[id+stride]
+				if s.ComparePK(lo, hi) >= 0 {
+					t.Fatalf("id %d pk %v is not below id %d pk %v", id, lo, id+stride, hi)
+				}
+				for _, r := range rows {
+					if s.ComparePK(lo, r) < 0 && s.ComparePK(r, hi) < 0 {
+						t.Fatalf("pk %v lies between ids %d and %d (%v, %v)", r, id, id+stride, lo, hi)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCompositeKeyTable: at least one table has the key of a grouped MV: two or
+// more primary key columns of mixed kinds, one descending, and a distribution key
+// that is a strict prefix of the primary key.
+func TestCompositeKeyTable(t *testing.T) {
+	s := findTable("groups").schema
+	kinds := map[row.Kind]bool{}
+	for _, c := range s.PK {
+		kinds[s.Columns[c].Kind] = true
+	}
+	if len(s.PK) < 2 || len(kinds) < 3 || !slices.Contains(s.PKDesc, true) {
+		t.Errorf("pk %v (desc %v): want 2-3 columns of int, string and timestamp, one descending", s.PK, s.PKDesc)
+	}
+	if len(s.DistKey) >= len(s.PK) || !slices.Equal(s.DistKey, s.PK[:len(s.DistKey)]) {
+		t.Errorf("distribution key %v is not a strict prefix of pk %v", s.DistKey, s.PK)
+	}
+}

@@ -148,6 +148,10 @@ type Env struct {
 	// which takes effect from the next epoch (the engine's Throttle mutation rides
 	// on a barrier).
 	RateChange func() (rate float64, ok bool)
+	// OnChunk sees each snapshot chunk as it is emitted downstream, before OnEmit
+	// (nil: none); it must not keep the chunk. The pipeline's progress check
+	// derives the positions it expects from these rows, not from the executor.
+	OnChunk func(c *stream.Chunk)
 }
 
 // Executor is one actor's merged-scan backfill, with its materialize stage.
@@ -517,6 +521,9 @@ func (e *Executor) emitSnapshotChunk() error {
 	}
 	for _, v := range e.snapVnode {
 		e.rows[v]++
+	}
+	if e.env.OnChunk != nil {
+		e.env.OnChunk(e.snapChunk)
 	}
 	if e.env.OnEmit != nil {
 		e.env.OnEmit(n)

@@ -406,6 +406,8 @@ type Job struct {
 	resume    []backfill.VnodeState
 	mvRows    int64
 	reopen    time.Duration
+
+	progress *progressCheck // of the run (progress_check.go)
 }
 
 // Prepare opens the DB and loads A. It is setup and is not measured.
@@ -540,18 +542,21 @@ func open(cfg Config, create bool) (*Job, error) {
 	if cfg.Mix != (source.Mix{}) {
 		mix, burst = cfg.Mix, nil
 	}
+	j := &Job{cfg: cfg, wl: wl, store: store}
 	src, err := source.New(source.Config{
 		Workload: wl, Seed: cfg.Seed, InitialRows: cfg.Rows,
 		ChangesPerEpoch: cfg.changesPerEpoch(),
 		Mix:             mix, Keys: wl, Burst: burst, Front: cfg.FrontLoaded,
 		ChunkSize: cfg.ChunkSize, VnodeCount: cfg.Vnodes, Par: cfg.Par,
 		LastChangeEpoch: lastChangeEpoch(cfg.ChangeEpochs),
+		Positions:       func(dst [][]row.Datum) ([][]row.Datum, int) { return j.progress.positions(dst) },
 	})
 	if err != nil {
 		store.Close()
 		return nil, fmt.Errorf("pipeline: %w", err)
 	}
-	return &Job{cfg: cfg, wl: wl, store: store, src: src}, nil
+	j.src = src
+	return j, nil
 }
 
 // changesPerEpoch is how many changes each epoch carries.
@@ -681,6 +686,8 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
+	j.progress = newProgressCheck(j)
+	col.progress = j.progress
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
 	var gate *source.Gate
@@ -775,7 +782,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
-		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange})
+		}, j.progress.hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
@@ -834,6 +841,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	if cfg.Persist {
 		// Rows read before a recovery count too.
 		if err := VerifyState(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
+			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
+		}
+		if err := j.progress.final(snap.Snap); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
 	}
@@ -900,6 +910,7 @@ type collector struct {
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
 	record      *EpochLog     // nil: not recording
 	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
+	progress    *progressCheck
 }
 
 // epochUpload is the upload of the checkpoint of c.res.Epochs[epoch].
@@ -1147,6 +1158,11 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	if c.onEvent != nil {
 		ev.Kind = EventBeforeCommit
 		c.onEvent(ev)
+	}
+	if c.progress != nil {
+		if err := c.progress.commit(c.store, epoch, pe.actors); err != nil {
+			return false, err
+		}
 	}
 	built := time.Now()
 	b, err := c.epochBatch(pe)

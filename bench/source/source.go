@@ -27,6 +27,12 @@ type Config struct {
 	ChunkSize       int
 	VnodeCount      int
 	Par             int // actors; actor i owns storage.OwnedVnodes(i, Par, VnodeCount)
+	// Positions, for Mix.Boundary, returns where the scans stand (appended to dst):
+	// primary keys, the first heads of them each actor's latest. Called once per
+	// epoch when its rows are read, before its barrier: with work-driven barriers the
+	// scans are waiting then, so the positions, hence the changes, are the same in
+	// every run. nil: no boundary changes.
+	Positions func(dst [][]row.Datum) (pks [][]row.Datum, heads int)
 }
 
 // KeyPicker draws the key id from which an update or delete looks for a live key.
@@ -55,6 +61,10 @@ type Change struct {
 	// ID to the new key NewID (at version 1).
 	Moved bool
 	NewID int64
+	// NewVersion, for an update, is the version the row becomes (0: OldVersion+1).
+	// A boundary change sets it without advancing the key's version, so that a
+	// replay, which cannot know the scan positions, rebuilds the same key state.
+	NewVersion uint32
 }
 
 // Source owns A's key state: the current version of every key id (0: absent).
@@ -69,6 +79,9 @@ type Source struct {
 	valBuf   []byte
 	rowBuf   row.Row
 	changes  []Change
+	// Boundary changes: the positions read and the changes aimed at them.
+	positions [][]row.Datum
+	boundary  []Change
 }
 
 // New returns a source whose table holds the initial rows.
@@ -181,6 +194,49 @@ func (s *Source) Generate(epoch uint64, n int) []Change {
 	return s.changes
 }
 
+// boundaryVersion marks a version set by a boundary change (see Change.NewVersion).
+const boundaryVersion = 1 << 31
+
+// Boundary draws the changes of epoch aimed at the scan positions, on top of its
+// generated changes (n of them): Mix.Boundary of n, at least one when n > 0, each an
+// update of the row at a position, or of the key just below or just above it where
+// the workload knows its neighbours, on keys that exist. Half of them aim at an
+// actor's latest position, the one a merged scan's filter compares with. They set
+// a version of their own and leave the key's version as it was (Change.NewVersion).
+func (s *Source) Boundary(epoch uint64, n int) []Change {
+	s.boundary = s.boundary[:0]
+	ki, ok := s.cfg.Workload.(KeyIndex)
+	if s.cfg.Mix.Boundary == 0 || s.cfg.Positions == nil || n == 0 || !ok {
+		return nil
+	}
+	var heads int
+	s.positions, heads = s.cfg.Positions(s.positions[:0])
+	if len(s.positions) == 0 {
+		return nil
+	}
+	r := epochRand(s.cfg.Seed^0xB0DA, epoch)
+	k := max(1, int(s.cfg.Mix.Boundary*float64(n)+0.5))
+	stride := ki.Stride()
+	for range k {
+		i := r.IntN(len(s.positions))
+		if heads > 0 && r.IntN(2) == 0 {
+			i = r.IntN(heads)
+		}
+		id, ok := ki.IDOf(s.positions[i])
+		if !ok {
+			continue
+		}
+		if stride > 0 {
+			id += stride * int64(r.IntN(3)-1) // below, at or above
+		}
+		if id < 0 || id >= int64(len(s.versions)) || s.versions[id] == 0 {
+			continue
+		}
+		s.boundary = append(s.boundary, Change{Op: stream.UpdateDelete, ID: id, OldVersion: s.versions[id], NewVersion: boundaryVersion | uint32(epoch)})
+	}
+	return s.boundary
+}
+
 // Replay advances the key state through epochs first..last exactly as Run did when
 // it produced them, without writing anything: a recovered job's source resumes from
 // the epoch after its last committed one, like a source re-reading from persisted
@@ -268,7 +324,11 @@ func (rt *Router) Apply(ctx context.Context, w *storage.Writes, changes []Change
 			err = rt.emit(ctx, stream.Delete, c.ID, c.OldVersion)
 		case stream.UpdateDelete:
 			// Both halves go to the same chunk: the pk, hence the vnode, is unchanged.
-			err = rt.emitPair(ctx, c.ID, c.OldVersion, c.OldVersion+1)
+			to := c.NewVersion
+			if to == 0 {
+				to = c.OldVersion + 1
+			}
+			err = rt.emitPair(ctx, c.ID, c.OldVersion, to)
 		default:
 			err = fmt.Errorf("source: change of key id %d has op %v; want Insert, Delete or UpdateDelete", c.ID, c.Op)
 		}
@@ -470,6 +530,10 @@ func (s *Source) Run(ctx context.Context, store *storage.Store, first uint64, in
 		if err := apply(len(changes)); err != nil {
 			return err
 		}
+		bc := s.Boundary(epoch, len(changes))
+		if err := rt.Apply(ctx, w, bc); err != nil {
+			return err
+		}
 		if gate != nil {
 			gate.next()
 		}
@@ -491,7 +555,7 @@ func (s *Source) Run(ctx context.Context, store *storage.Store, first uint64, in
 		// are new ones.
 		w = &storage.Writes{}
 		split, whole := rt.Moves()
-		if err := deliver(ctx, Epoch{Barrier: bar, Batch: b, Bytes: bytes, Changes: len(changes), SplitUpdates: split, WholeUpdates: whole}); err != nil {
+		if err := deliver(ctx, Epoch{Barrier: bar, Batch: b, Bytes: bytes, Changes: len(changes) + len(bc), SplitUpdates: split, WholeUpdates: whole}); err != nil {
 			return err
 		}
 		if final {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
@@ -214,5 +215,66 @@ func TestRouterMovesRows(t *testing.T) {
 	}
 	if split, whole := rt.Moves(); split != 0 || whole != 0 {
 		t.Errorf("Moves after Moves = %d, %d; want the counts reset", split, whole)
+	}
+}
+
+// TestBoundaryChangesAimAtPositions: the boundary changes of an epoch update the
+// rows at, just below and just above the positions the scans report, the heads
+// first; they leave the keys' versions as they were (a replay cannot know the
+// positions), are a function of (seed, epoch, positions), and none come without
+// positions or a boundary share.
+func TestBoundaryChangesAimAtPositions(t *testing.T) {
+	heads := [][]row.Datum{{row.I64(40)}, {row.I64(90)}}
+	others := [][]row.Datum{{row.I64(10)}, {row.I64(20)}}
+	positions := func(dst [][]row.Datum) ([][]row.Datum, int) {
+		return append(append(dst[:0], heads...), others...), len(heads)
+	}
+	mk := func(share float64, pos func([][]row.Datum) ([][]row.Datum, int)) *Source {
+		mix := DefaultMix
+		mix.Boundary = share
+		s, err := New(Config{Workload: testTable{}, Seed: 3, InitialRows: 100, ChangesPerEpoch: 40, Mix: mix, ChunkSize: 8, VnodeCount: 16, Par: 2, Positions: pos})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	s, again := mk(0.5, positions), mk(0.5, positions)
+	near := map[int64]bool{}
+	for _, p := range slices.Concat(heads, others) {
+		for d := int64(-1); d <= 1; d++ {
+			near[p[0].I+d] = true
+		}
+	}
+	atHeads, total := 0, 0
+	for epoch := uint64(2); epoch < 50; epoch++ {
+		versions := slices.Clone(s.versions)
+		bc := slices.Clone(s.Boundary(epoch, 40))
+		if !slices.Equal(bc, again.Boundary(epoch, 40)) {
+			t.Fatalf("epoch %d: same seed and positions, different boundary changes", epoch)
+		}
+		if len(bc) == 0 || len(bc) > 20 {
+			t.Fatalf("epoch %d: %d boundary changes for 40 changes at a share of 0.5", epoch, len(bc))
+		}
+		total += len(bc)
+		for _, c := range bc {
+			if c.Op != stream.UpdateDelete || !near[c.ID] || c.OldVersion != versions[c.ID] || c.NewVersion == 0 || c.NewVersion == c.OldVersion+1 {
+				t.Errorf("epoch %d: change %+v: want an update near a position, to a version of its own", epoch, c)
+			}
+			if c.ID >= 39 && c.ID <= 41 || c.ID >= 89 && c.ID <= 91 {
+				atHeads++
+			}
+		}
+		if !slices.Equal(versions, s.versions) {
+			t.Fatalf("epoch %d: boundary changes moved the key versions", epoch)
+		}
+	}
+	if atHeads*3 < total { // half aim at a head, and some of the others draw one too
+		t.Errorf("%d of %d boundary changes at the heads, want over half", atHeads, total)
+	}
+	if bc := mk(0, positions).Boundary(2, 40); len(bc) != 0 {
+		t.Errorf("a zero share gave %d boundary changes", len(bc))
+	}
+	if bc := mk(0.5, nil).Boundary(2, 40); len(bc) != 0 {
+		t.Errorf("no positions gave %d boundary changes", len(bc))
 	}
 }
