@@ -106,6 +106,7 @@ func Units() []benchfmt.UnitMetadata {
 	for _, c := range FSCategories {
 		u = append(u, m(FSUnit(c), "lower"))
 	}
+	u = append(u, instructionUnits()...)
 	return u
 }
 

@@ -237,6 +237,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		}
 	}
 
+	countNote, err := checkCounts(measured.base.Results, measured.head.Results)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	if countNote != "" {
+		notes = append(notes, countNote)
+	}
 	v, g, measured, more, err := settle(ctx, cfg, measured, cfg.Matrix.Cells(), perCell, start.Add(cfg.Budget), extend)
 	if err != nil {
 		return nil, err

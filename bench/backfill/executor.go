@@ -14,6 +14,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
 
 // Scan is a scan strategy (merged and per-vnode).
@@ -462,6 +463,7 @@ func (e *Executor) scanOne() error {
 	}
 	e.scanN++
 	e.part.SnapshotRows++
+	extrawork.Row()
 	if e.cfg.EpochRows > 0 && e.part.SnapshotRows >= e.cfg.EpochRows {
 		// The epoch's rows are read: emit them, so the position is the one the
 		// barrier will filter by, and wait for the barrier.

@@ -10,9 +10,8 @@ import "sync/atomic"
 const (
 	reqRunningOnValgrind = 0x1001
 	reqBase              = 'C'<<24 | 'T'<<16
-	reqToggleCollect     = reqBase + 2
-	reqStartInstr        = reqBase + 4
-	reqStopInstr         = reqBase + 5
+	reqDumpStats         = reqBase + 0
+	reqZeroStats         = reqBase + 1
 )
 
 func do(code uintptr) uintptr {
@@ -23,13 +22,15 @@ func do(code uintptr) uintptr {
 // Running says whether the process runs under Valgrind (any tool).
 func Running() bool { return do(reqRunningOnValgrind) != 0 }
 
-// Window marks one stretch of a process whose instructions callgrind counts. The
-// process must run under callgrind with --instr-atstart=no --collect-atstart=no
-// (see Args): Start turns instrumentation and collection on, Stop both off, so
-// everything outside the windows runs uninstrumented (faster) and uncounted.
-// Collection covers every thread, not only the caller's. The zero Window is
-// ready; outside Valgrind its methods cost a few instructions and do nothing.
-// Start and Stop may be called from different goroutines.
+// Window marks one stretch of a process whose instructions callgrind counts, on
+// every thread: Start zeroes callgrind's counters, Stop dumps them to a file of
+// their own (the run's output file name with .1, .2, … appended: see ReadWindows).
+// Collection and instrumentation stay on all along: callgrind keeps its collect
+// switch per thread, so toggling it from the goroutine that starts a job (and
+// again from the one that commits its last epoch, often on another thread) counted
+// the wrong threads; instrumenting only the window lost most of it. Start and
+// Stop may be called from different goroutines. The zero Window is ready;
+// outside Valgrind its methods cost a few instructions and do nothing.
 type Window struct{ open atomic.Bool }
 
 // Start opens the window; a second Start before Stop does nothing.
@@ -37,8 +38,7 @@ func (w *Window) Start() {
 	if !Running() || !w.open.CompareAndSwap(false, true) {
 		return
 	}
-	do(reqStartInstr)
-	do(reqToggleCollect)
+	do(reqZeroStats)
 }
 
 // Stop closes the window; it does nothing when the window is not open, so a
@@ -47,6 +47,5 @@ func (w *Window) Stop() {
 	if !w.open.CompareAndSwap(true, false) {
 		return
 	}
-	do(reqToggleCollect)
-	do(reqStopInstr)
+	do(reqDumpStats)
 }

@@ -5,39 +5,53 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 )
 
-func TestReadTotal(t *testing.T) {
+func TestReadWindows(t *testing.T) {
+	const head = "version: 1\ncreator: callgrind-3.19.0\n"
+	window := func(n int) string {
+		return head + "part: 1\ndesc: Trigger: Client Request: dump\nevents: Ir\nfn=(1) main\n3 10\nsummary: 0\ntotals: " + strconv.Itoa(n) + "\n"
+	}
+	end := head + "part: 3\ndesc: Trigger: Program termination\nevents: Ir\ntotals: 999\n"
 	for _, tc := range []struct {
-		name, text string
-		want       uint64
-		err        string
+		name    string
+		files   []string // out.1, out.2, …; out itself is the program's end
+		want    uint64
+		windows int
+		err     string
 	}{
-		{"totals", "version: 1\nevents: Ir\nfn=(1) main\n3 10\nsummary: 1234\ntotals: 1234\n", 1234, ""},
-		{"summary only", "events: Ir\nsummary: 77\n", 77, ""},
-		{"summary 0 before totals", "events: Ir\nsummary: 0\ntotals: 12\n", 12, ""},
-		{"more events", "events: Ir Dr\ntotals: 5 9\n", 5, ""},
-		{"not Ir", "events: Dr\ntotals: 5\n", 0, "not Ir"},
-		{"cut short", "events: Ir\nfn=(1) main\n", 0, "no totals line"},
-		{"garbage", "events: Ir\ntotals: x\n", 0, "invalid syntax"},
+		{"one window", []string{window(1234)}, 1234, 1, ""},
+		{"two windows", []string{window(1000), window(234)}, 1234, 2, ""},
+		{"none", nil, 0, 0, ""},
+		{"summary only", []string{head + "desc: Trigger: Client Request\nevents: Ir\nsummary: 77\n"}, 77, 1, ""},
+		{"another trigger", []string{window(5), strings.Replace(window(7), "Client Request", "Program termination", 1)}, 5, 1, ""},
+		{"not Ir", []string{"desc: Trigger: Client Request\nevents: Dr\ntotals: 5\n"}, 0, 0, "not Ir"},
+		{"cut short", []string{"desc: Trigger: Client Request\nevents: Ir\nfn=(1) main\n"}, 0, 0, "no totals line"},
+		{"garbage", []string{"desc: Trigger: Client Request\nevents: Ir\ntotals: x\n"}, 0, 0, "invalid syntax"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			name := filepath.Join(t.TempDir(), "callgrind.out")
-			if err := os.WriteFile(name, []byte(tc.text), 0o644); err != nil {
+			out := filepath.Join(t.TempDir(), "callgrind.out")
+			if err := os.WriteFile(out, []byte(end), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadTotal(name)
+			for i, text := range tc.files {
+				if err := os.WriteFile(out+"."+strconv.Itoa(i+1), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, windows, err := ReadWindows(out)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want one saying %q", err, tc.err)
 				}
 				return
 			}
-			if err != nil || got != tc.want {
-				t.Fatalf("got %d, %v; want %d", got, err, tc.want)
+			if err != nil || got != tc.want || windows != tc.windows {
+				t.Fatalf("got %d in %d windows, %v; want %d in %d", got, windows, err, tc.want, tc.windows)
 			}
 		})
 	}
@@ -69,7 +83,8 @@ func spin(n int) uint64 {
 var sink uint64
 
 // TestWindowChild is the process TestWindow counts: spin(out) outside the window,
-// spin(in) inside, from another goroutine.
+// spin(in) inside, on another goroutine locked to a thread of its own (callgrind
+// keeps some of its state per thread: the window must count them all).
 func TestWindowChild(t *testing.T) {
 	in, out := os.Getenv("CALLGRIND_TEST_IN"), os.Getenv("CALLGRIND_TEST_OUT")
 	if in == "" {
@@ -81,14 +96,17 @@ func TestWindowChild(t *testing.T) {
 	var w Window
 	w.Start()
 	done := make(chan uint64)
-	go func() { done <- spin(nIn) }()
+	go func() {
+		runtime.LockOSThread()
+		done <- spin(nIn)
+	}()
 	sink += <-done
 	w.Stop()
 	sink += spin(nOut)
 }
 
 // TestWindow checks under callgrind that a window counts what runs in it, on any
-// goroutine, and nothing outside it.
+// thread, and nothing outside it.
 func TestWindow(t *testing.T) {
 	if _, err := Check(context.Background()); err != nil {
 		t.Skip(err)
@@ -101,9 +119,9 @@ func TestWindow(t *testing.T) {
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("%v: %v\n%s", cmd, err, msg)
 		}
-		n, err := ReadTotal(file)
-		if err != nil {
-			t.Fatal(err)
+		n, windows, err := ReadWindows(file)
+		if err != nil || windows != 1 {
+			t.Fatalf("%d windows, %v", windows, err)
 		}
 		return n
 	}

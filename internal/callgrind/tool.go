@@ -26,10 +26,9 @@ func Env() []string {
 	return []string{"GODEBUG=cpu.rdtscp=off,asyncpreemptoff=1", "GOMAXPROCS=1", "GOGC=off"}
 }
 
-// Options are the callgrind options of a counted run besides its output file: no
-// instrumentation and no collection until a Window starts.
+// Options are the callgrind options of a counted run besides its output file.
 func Options() []string {
-	return []string{"--tool=callgrind", "--instr-atstart=no", "--collect-atstart=no"}
+	return []string{"--tool=callgrind"}
 }
 
 // Settings describes Env and Options in one line, for the results' config: counts
@@ -56,29 +55,58 @@ func Check(ctx context.Context) (version string, err error) {
 }
 
 // Command returns the argument list that runs binary with args under callgrind,
-// writing its counts to outFile; the caller adds Env to the environment.
+// writing its windows' counts to outFile.1, outFile.2, … (and the rest of the
+// process's to outFile); the caller adds Env to the environment.
 func Command(outFile, binary string, args []string) []string {
 	cmd := append(Options(), "--callgrind-out-file="+outFile, binary)
 	return append(cmd, args...)
 }
 
-// ReadTotal reads the total instructions (event Ir) of a callgrind output file:
-// the sum over the process's windows. The "totals:" line has it; callgrind 3.19
-// writes a "summary:" line before it that stays 0 when collection starts off, so
-// that one counts only without a totals line.
-func ReadTotal(name string) (uint64, error) {
+// ReadWindows sums the instructions of the windows a run with outFile counted:
+// the dumps outFile.1, outFile.2, … that a client request (Window.Stop) made.
+func ReadWindows(outFile string) (total uint64, windows int, err error) {
+	for n := 1; ; n++ {
+		name := outFile + "." + strconv.Itoa(n)
+		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
+			return total, windows, nil
+		}
+		d, err := readDump(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		if d.trigger != "Client Request" {
+			continue // a dump of another cause (callgrind_control): not a window
+		}
+		total += d.total
+		windows++
+	}
+}
+
+type dump struct {
+	total   uint64 // event Ir
+	trigger string // "Client Request", "Program termination", …
+}
+
+// readDump reads a callgrind output file's total instructions (event Ir) and
+// what made callgrind write it. The "totals:" line has the count; callgrind 3.19
+// writes a "summary:" line before it that can differ, so that one counts only
+// without a totals line.
+func readDump(name string) (dump, error) {
 	f, err := os.Open(name)
 	if err != nil {
-		return 0, fmt.Errorf("callgrind output: %w", err)
+		return dump{}, fmt.Errorf("callgrind output: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	var d dump
 	events, total := "", ""
 	for sc.Scan() {
 		line := sc.Text()
 		if v, ok := strings.CutPrefix(line, "events:"); ok {
 			events = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(line, "desc: Trigger:"); ok {
+			d.trigger, _, _ = strings.Cut(strings.TrimSpace(v), ":")
 		} else if v, ok := strings.CutPrefix(line, "totals:"); ok {
 			total = v
 		} else if v, ok := strings.CutPrefix(line, "summary:"); ok && total == "" {
@@ -86,21 +114,20 @@ func ReadTotal(name string) (uint64, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("callgrind output %s: %w", name, err)
+		return d, fmt.Errorf("callgrind output %s: %w", name, err)
 	}
 	if total == "" {
-		return 0, fmt.Errorf("callgrind output %s: no totals line: did valgrind finish?", name)
+		return d, fmt.Errorf("callgrind output %s: no totals line: did valgrind finish?", name)
 	}
 	if first, _, _ := strings.Cut(events, " "); first != "Ir" {
-		return 0, fmt.Errorf("callgrind output %s: the first event is %q, not Ir", name, first)
+		return d, fmt.Errorf("callgrind output %s: the first event is %q, not Ir", name, first)
 	}
 	fields := strings.Fields(total)
 	if len(fields) == 0 {
-		return 0, fmt.Errorf("callgrind output %s: an empty totals line", name)
+		return d, fmt.Errorf("callgrind output %s: an empty totals line", name)
 	}
-	n, err := strconv.ParseUint(fields[0], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("callgrind output %s: totals %q: %w", name, total, err)
+	if d.total, err = strconv.ParseUint(fields[0], 10, 64); err != nil {
+		return d, fmt.Errorf("callgrind output %s: totals %q: %w", name, total, err)
 	}
-	return n, nil
+	return d, nil
 }
