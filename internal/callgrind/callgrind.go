@@ -12,6 +12,8 @@ const (
 	reqBase              = 'C'<<24 | 'T'<<16
 	reqDumpStats         = reqBase + 0
 	reqZeroStats         = reqBase + 1
+	reqStartInstr        = reqBase + 4
+	reqStopInstr         = reqBase + 5
 )
 
 func do(code uintptr) uintptr {
@@ -23,14 +25,16 @@ func do(code uintptr) uintptr {
 func Running() bool { return do(reqRunningOnValgrind) != 0 }
 
 // Window marks one stretch of a process whose instructions callgrind counts, on
-// every thread: Start zeroes callgrind's counters, Stop dumps them to a file of
-// their own (the run's output file name with .1, .2, … appended: see ReadWindows).
-// Collection and instrumentation stay on all along: callgrind keeps its collect
-// switch per thread, so toggling it from the goroutine that starts a job (and
-// again from the one that commits its last epoch, often on another thread) counted
-// the wrong threads; instrumenting only the window lost most of it. Start and
-// Stop may be called from different goroutines. The zero Window is ready;
-// outside Valgrind its methods cost a few instructions and do nothing.
+// every thread. The process runs with --instr-atstart=no (Options): Start turns
+// instrumentation on and zeroes callgrind's counters, Stop dumps them to a file of
+// their own (the run's output file name with .1, .2, … appended: see ReadWindows)
+// and turns instrumentation off, so that the rest of the process runs at about
+// twice the speed and is not counted. Collection itself stays on: callgrind keeps
+// its collect switch per thread, so toggling it from the goroutine that starts a
+// job (and again from the one that commits its last epoch, often on another
+// thread) counted the wrong threads. Start and Stop may be called from different
+// goroutines. The zero Window is ready; outside Valgrind its methods cost a few
+// instructions and do nothing.
 type Window struct{ open atomic.Bool }
 
 // Start opens the window; a second Start before Stop does nothing.
@@ -38,6 +42,7 @@ func (w *Window) Start() {
 	if !Running() || !w.open.CompareAndSwap(false, true) {
 		return
 	}
+	do(reqStartInstr)
 	do(reqZeroStats)
 }
 
@@ -48,4 +53,5 @@ func (w *Window) Stop() {
 		return
 	}
 	do(reqDumpStats)
+	do(reqStopInstr)
 }

@@ -26,9 +26,10 @@ func Env() []string {
 	return []string{"GODEBUG=cpu.rdtscp=off,asyncpreemptoff=1", "GOMAXPROCS=1", "GOGC=off"}
 }
 
-// Options are the callgrind options of a counted run besides its output file.
+// Options are the callgrind options of a counted run besides its output file:
+// nothing is instrumented until a Window starts.
 func Options() []string {
-	return []string{"--tool=callgrind"}
+	return []string{"--tool=callgrind", "--instr-atstart=no"}
 }
 
 // Settings describes Env and Options in one line, for the results' config: counts
