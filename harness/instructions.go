@@ -25,9 +25,12 @@ const (
 // steady (the window's count varies ~0.5 % run to run at this size).
 const InstructionRows = 30_000
 
-// InstructionCount is the default rounds of a counting compare or run: ≥ 5, the
-// fewest with which the rank tests can say "regressed" at all.
-const InstructionCount = 6
+// InstructionCount is the default rounds of a counting compare or run: the
+// signed-rank test of n rounds cannot go below p = 2/2ⁿ, and the quick suite's 12
+// judged pairs (4 cells × instructions/row, write-amp, job-allocs/op) at the
+// adaptive α = 0.0221 need p < 0.0018 from the first pair Holm's correction tests:
+// 11 rounds at least, 12 leave room for one round against.
+const InstructionCount = 12
 
 // instructions checks that this machine can count and says with which valgrind;
 // nil when the measure is wall-clock time.

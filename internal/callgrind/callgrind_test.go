@@ -141,3 +141,13 @@ func TestWindow(t *testing.T) {
 		t.Errorf("work outside the window moved its count by %.0f (%d → %d)", d, one, oneMoreOutside)
 	}
 }
+
+// TestCheckWithoutValgrind: a machine without valgrind is told which package to
+// install.
+func TestCheckWithoutValgrind(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Check(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "apt-get install valgrind") {
+		t.Fatalf("err %v, want one naming the valgrind package", err)
+	}
+}
