@@ -229,6 +229,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			return again, err
 		}
 		why = func(v *judge.Verdict) {
+			if s.measure.instructions != nil {
+				explainCounts(v, traces) // the measured jobs' own dumps
+				return
+			}
 			var ps [2]profiledSide
 			for i := range ps {
 				ps[i] = profiledSide{Label: b.sides[i].Label, Binary: b.sides[i].Binary}

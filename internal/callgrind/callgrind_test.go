@@ -151,3 +151,41 @@ func TestCheckWithoutValgrind(t *testing.T) {
 		t.Fatalf("err %v, want one naming the valgrind package", err)
 	}
 }
+
+// TestReadFunctions: a function's own instructions exclude its calls' costs, and
+// compressed names resolve to their first spelling, by fn= or cfn=.
+func TestReadFunctions(t *testing.T) {
+	text := `events: Ir
+fl=(1) a.go
+fn=(1) main
+3 10
++1 5
+cfn=(2) helper
+calls=2 7
+* 100
+-1 1
+fn=(2)
+7 100
+fn=(3) other
+1 4
+fn=(1)
+9 2
+`
+	name := filepath.Join(t.TempDir(), "callgrind.out")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadFunctions(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{"main": 18, "helper": 100, "other": 4}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
