@@ -34,8 +34,7 @@ func windowJob() Config {
 // WINDOW_CALIBRATE=n, n calls of the per-row extra work alone in a window. It
 // prints the job's snapshot rows.
 func TestInstructionWindowChild(t *testing.T) {
-	mode := os.Getenv("WINDOW_CHILD")
-	if mode == "" {
+	if os.Getenv("WINDOW_CHILD") == "" {
 		t.Skip("run by TestInstructionWindow")
 	}
 	if n, _ := strconv.Atoi(os.Getenv("WINDOW_CALIBRATE")); n > 0 {
@@ -56,7 +55,7 @@ func TestInstructionWindowChild(t *testing.T) {
 // by that work (within 10 %), as measured on its own.
 func TestInstructionWindow(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a job under valgrind (~30 s)")
+		t.Skip("runs four jobs under valgrind (1–2 min on a busy 2-core machine)")
 	}
 	if _, err := callgrind.Check(context.Background()); err != nil {
 		t.Skip(err)
