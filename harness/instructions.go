@@ -23,10 +23,16 @@ const (
 	MeasureInstructions = "instructions"
 )
 
-// InstructionRows is the quick suite's table size when counting instructions:
-// under callgrind a job runs 20–50× slower, and counts need no long job to be
-// steady (the window's count varies ~0.5 % run to run at this size).
-const InstructionRows = 30_000
+// InstructionMatrix is the quick suite when counting instructions: a tenth of its
+// rows, with barriers every 250 rows so that a job has its 120 epochs (and a steady
+// state). Under callgrind a job runs 20–50× slower; its count varies ~0.4 % run
+// to run at this size.
+func InstructionMatrix() contract.Matrix {
+	m := QuickMatrix()
+	m.Rows = []int64{30_000}
+	m.Barriers = []contract.Cadence{{Rows: 250}}
+	return m
+}
 
 // InstructionCount is the default rounds of a counting compare or run: the
 // signed-rank test of n rounds cannot go below p = 2/2ⁿ, and the quick suite's 12

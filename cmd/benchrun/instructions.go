@@ -8,12 +8,12 @@ import (
 )
 
 // countedDefaults are compare's defaults with --measure instructions, where the
-// flags were not given: the quick suite at harness.InstructionRows, its rounds,
+// flags were not given: the quick suite of instructions, its rounds,
 // and the thresholds of counts (instructions/row at 1 %, no wall-clock unit).
 func countedDefaults(fs *flag.FlagSet, cfg *harness.CompareConfig) {
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	cfg.Matrix.Rows = []int64{harness.InstructionRows} // --rows, if given, applies over it
+	cfg.Matrix = harness.InstructionMatrix() // the dimension flags given apply over it
 	if !given["count"] {
 		cfg.Count = harness.InstructionCount
 	}
