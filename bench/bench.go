@@ -30,6 +30,7 @@ func Metrics(r *pipeline.Result) (out []Metric, steady bool) {
 		{float64(r.Settle.TotalBytes()), contract.UnitSettleBytes},
 		{ratio(r.Logical.State, r.Logical.MV), contract.UnitStatePerMV},
 		{float64(r.Logical.Total()), contract.UnitLogicalPerOp},
+		{float64(r.Persist().Total()), contract.UnitPersistBytes},
 		{float64(r.AllocBytes), contract.UnitAllocBytes},
 		{float64(r.Allocs), contract.UnitAllocs},
 		{float64(len(reg)), contract.UnitBarriers},

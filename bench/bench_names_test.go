@@ -35,6 +35,9 @@ func TestContractMatchesModel(t *testing.T) {
 	if !slices.Equal(contract.FSCategories, cats) {
 		t.Errorf("contract fs categories %v, the meter's %v", contract.FSCategories, cats)
 	}
+	if contract.Pause != backfill.Paused {
+		t.Errorf("contract's paused rate %d, the executor's %v", contract.Pause, backfill.Paused)
+	}
 	if contract.MaxPar != storage.DefaultVnodes {
 		t.Errorf("contract allows par up to %d, the vnode count is %d", contract.MaxPar, storage.DefaultVnodes)
 	}

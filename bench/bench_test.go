@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,7 +70,14 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 		cfg.BarrierInterval = c.Barrier.Interval
 	}
 	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
-	cfg.SnapshotRateLimit = float64(c.Limit)
+	cfg.SnapshotRateLimit = rate(c.Limit.Rate)
+	if st := c.Limit.Step; st != (contract.RateStep{}) {
+		cfg.SnapshotRateStep = pipeline.RateStep{After: st.After, Rate: rate(st.Rate)}
+		if st.Percent > 0 {
+			cfg.SnapshotRateStep.AtRows = max(c.Rows*int64(st.Percent)/100, 1)
+		}
+	}
+	cfg.ChunkSize = c.ChunkSize()
 	cfg.CheckpointFrequency = c.Checkpoint()
 	cfg.Vnodes = c.VnodeCount()
 	var err error
@@ -78,6 +86,14 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	}
 	cfg.Read, err = backfill.ParseRead(c.ReadMode())
 	return cfg, err
+}
+
+// rate is a contract rate as the executor takes it.
+func rate(r int64) float64 {
+	if r == contract.Pause {
+		return backfill.Paused
+	}
+	return float64(r)
 }
 
 // BenchmarkBackfill runs one backfill job per op for every cell of the matrix flags
@@ -102,8 +118,9 @@ func BenchmarkBackfill(b *testing.B) {
 	}
 }
 
-// BenchmarkRawCopy is the physical limit on the same profile: scan A and batch-write
-// its rows to another table, with no stream logic.
+// BenchmarkRawCopy is the append-order copy, the storage's limit on the same
+// profile: scan A and batch-write its rows to another table in key order, with no
+// stream logic.
 func BenchmarkRawCopy(b *testing.B) {
 	m, profiles := matrix(b)
 	for _, pname := range m.Profiles {
@@ -117,6 +134,79 @@ func BenchmarkRawCopy(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// BenchmarkReplay is the executor-free baseline of every cell: a backfill of the
+// cell records its epoch batches (untimed), then each op commits them again, with
+// the same syncs, on a fresh DB with A loaded (timed) and verifies B == A.
+// Backfill ÷ replay is the executor's own overhead.
+func BenchmarkReplay(b *testing.B) {
+	m, profiles := matrix(b)
+	for _, cell := range m.Cells() {
+		p, _ := profiles.Get(cell.Profile)
+		b.Run(cell.ReplayName(), func(b *testing.B) {
+			cfg, err := jobConfig(cell)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			log, err := recordEpochs(b, p, cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer log.Close()
+			runtime.GC() // the recorded job's garbage is not the replay's to collect
+			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return j.Replay(ctx, log) }, nil)
+		})
+	}
+}
+
+// recordEpochs runs (untimed) a backfill of cfg on a fresh instance of the profile
+// and returns the epoch batches it committed. With barriers cut by work they are
+// exactly the measured cell's; with barriers cut by time, one run's.
+func recordEpochs(b *testing.B, p profile.Profile, cfg pipeline.Config) (*pipeline.EpochLog, error) {
+	log, err := pipeline.NewEpochLog("")
+	if err != nil {
+		return nil, err
+	}
+	cleanup, err := cfg.UseProfile(p)
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	defer cleanup()
+	cfg.RecordEpochs = log
+	job, err := pipeline.Prepare(context.Background(), cfg)
+	if err == nil {
+		_, err = job.Run(context.Background())
+		job.Close()
+	}
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("recording the backfill to replay: %w", err)
+	}
+	return log, nil
+}
+
+// BenchmarkScanOnly is the read-side baseline: the actors of a cell read A as its
+// scan does and write nothing; one per distinct scan configuration of the cells.
+func BenchmarkScanOnly(b *testing.B) {
+	m, profiles := matrix(b)
+	seen := map[string]bool{}
+	for _, cell := range m.Cells() {
+		if seen[cell.ScanOnlyName()] {
+			continue
+		}
+		seen[cell.ScanOnlyName()] = true
+		p, _ := profiles.Get(cell.Profile)
+		b.Run(cell.ScanOnlyName(), func(b *testing.B) {
+			cfg, err := jobConfig(cell)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runJobs(b, p, cfg, (*pipeline.Job).ScanOnly, nil)
+		})
 	}
 }
 

@@ -14,6 +14,9 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		FSBytes: map[string]int64{}, FSSyncs: map[string]int64{},
 		Logical: map[string]int64{"upstream": r.Logical.Upstream, "mv": r.Logical.MV, "state": r.Logical.State},
 	}
+	if p := r.Persist(); p.Total() > 0 {
+		t.Persist = map[string]int64{"logical": p.Logical, "wal": p.WAL, "flush": p.Flush, "compaction": p.Compaction}
+	}
 	for _, cat := range meterfs.Categories() {
 		t.FSBytes[cat.String()] = r.FS.Bytes[cat]
 		t.FSSyncs[cat.String()] = r.FS.Syncs[cat]

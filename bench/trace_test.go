@@ -126,3 +126,25 @@ func TestEpochsCarryLSMState(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceCarriesPersistBytes: the trace has persist-B/op's parts, which add up to
+// the metric, and none without state rows.
+func TestTraceCarriesPersistBytes(t *testing.T) {
+	for _, state := range []int64{0, 2500} {
+		r := &pipeline.Result{Logical: pipeline.LogicalBytes{Upstream: 1000, MV: 9000, State: state}}
+		r.FS.Bytes[meterfs.WAL], r.FS.Bytes[meterfs.Compaction] = 13750, 10000
+		tr := bench.NewTrace(contract.Cell{}, r)
+		var sum int64
+		for _, b := range tr.Persist {
+			sum += b
+		}
+		metrics, _ := bench.Metrics(r)
+		i := slices.IndexFunc(metrics, func(m bench.Metric) bool { return m.Unit == contract.UnitPersistBytes })
+		if i < 0 || float64(sum) != metrics[i].Value || (state == 0) != (tr.Persist == nil) {
+			t.Errorf("state %d B: trace's persist bytes %v (sum %d), metrics %v", state, tr.Persist, sum, metrics)
+		}
+		if state > 0 && (tr.Persist["logical"] != state || tr.Persist["wal"] != 2750 || tr.Persist["compaction"] != 2000) {
+			t.Errorf("state %d B: trace's persist bytes %v, want logical %d, wal 2750, compaction 2000", state, tr.Persist, state)
+		}
+	}
+}

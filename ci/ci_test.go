@@ -4,6 +4,10 @@
 package ci
 
 import (
+	"bytes"
+	"encoding/json"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +47,11 @@ func TestWorkflowsPassActionlint(t *testing.T) {
 	const headEnv = "HEAD_SHA: ${{ github.event.workflow_run.head_sha }}\n"
 	if strings.Count(comment, headEnv) != 1 {
 		t.Error("pr-comment.yml: want the run's head SHA passed to pr-comment.sh as HEAD_SHA")
+	}
+	// The comment and the verdict's check run are rendered by the checked-out default
+	// branch's benchrun, which may write checks.
+	if !strings.Contains(comment, "checks: write") || !strings.Contains(comment, "go build -o \"$RUNNER_TEMP/benchrun\" ./cmd/benchrun") || !strings.Contains(comment, `BENCHRUN="$RUNNER_TEMP/benchrun" ci/pr-comment.sh`) {
+		t.Error("pr-comment.yml: want benchrun built from its own checkout, passed to pr-comment.sh, and checks: write for the verdict's check run")
 	}
 	comment = strings.Replace(comment, headEnv, "", 1)
 	if !strings.Contains(comment, "workflow_run:") || strings.Contains(comment, "head.sha") || strings.Contains(comment, "head_sha") || strings.Contains(comment, "ref:") {
@@ -152,6 +161,35 @@ func TestPRCompareScript(t *testing.T) {
 	}
 }
 
+// TestPRCompareInconclusive: exit 3 passes through as 3, said to be no pass with
+// the verdict's headline, and under GitHub Actions as a warning annotation.
+func TestPRCompareInconclusive(t *testing.T) {
+	src := t.TempDir()
+	git(t, src, "init", "-q")
+	git(t, src, "commit", "-q", "--allow-empty", "-m", "one")
+	fake := filepath.Join(t.TempDir(), "benchrun")
+	// The fake compare writes a report whose headline is inconclusive, and exits 3.
+	os.WriteFile(fake, []byte(`#!/usr/bin/env bash
+while [ "$1" != --out ]; do shift; done
+mkdir -p "$2"
+printf '## backfill-bench\n\n**? INCONCLUSIVE: 0 regressed, 0 improved, 2 inconclusive of 4 judged (cell, metric) pairs; 100%% sure**\n' >"$2/report.md"
+exit 3
+`), 0o755)
+	out := filepath.Join(t.TempDir(), "cmp")
+	log, code := script(t, []string{"BENCHRUN=" + fake, "SRC=" + src, "GITHUB_ACTIONS=true"}, "pr-compare.sh", "HEAD", out)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s", code, log)
+	}
+	for _, want := range []string{
+		"inconclusive (exit 3), not a pass: ? INCONCLUSIVE: 0 regressed, 0 improved, 2 inconclusive of 4 judged",
+		"::warning title=benchmark inconclusive (not a pass)::? INCONCLUSIVE: 0 regressed, 0 improved, 2 inconclusive of 4 judged (cell, metric) pairs; 100%25 sure\n",
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the output lacks %q:\n%s", want, log)
+		}
+	}
+}
+
 // git runs git in dir, failing the test on an error.
 func git(t *testing.T, dir string, args ...string) string {
 	t.Helper()
@@ -184,23 +222,57 @@ func readFile(t *testing.T, name string) string {
 	return string(data)
 }
 
+// prVerdict is a verdict.json of one judged pair, no regression.
+const prVerdict = `{"base":"pr-base","head":"HEAD","regression":false,"correction":"holm","alpha":0.05,"regressions":0,"inconclusive":0,
+"findings":[{"cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","better":1,
+"base":{"median":100,"n":6},"head":{"median":101,"n":6},"pairs":6,"delta":0.01,"p":0.5,"p_adjusted":0.5,"threshold":0.03,"status":"no regression"}]}`
+
+// aPNG is a small real PNG.
+func aPNG(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, image.NewGray(image.Rect(0, 0, 8, 8))); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // TestPRComment: the first run comments with the plots pushed to the assets branch
-// and linked by absolute URL; the second run edits that comment instead of adding
-// one, and keeps the first run's plots. The artifact's PR number is used only when
-// that PR's head is the run's head commit: a fork PR's is, and is commented on; a
-// number whose PR has another head, an unknown PR, a missing head SHA and a
-// number that is not a number are refused with nothing pushed or posted.
+// and linked by absolute URL; the second run edits that comment, the bot's own,
+// not another user's comment that copies its marker, and prunes the first run's
+// plots; the plots of a closed PR go too. The comment is rendered from
+// verdict.json by this benchrun, never copied from the artifact's report.md, and
+// the verdict goes to a check run on the measured commit. A fork PR that changes
+// ci/ is commented on, marked unverified, with a neutral check. The artifact's PR
+// number is used only when that PR's head is the run's head commit: another PR's
+// number, an unknown PR, a missing head SHA and a number that is not a number are
+// refused with nothing pushed or posted, and so is an artifact with a plot that
+// is not a PNG. A run that wrote no verdict (the PR's build failed) gets a comment
+// saying so and a failed check, and its older run's plots are pruned.
 func TestPRComment(t *testing.T) {
 	env, state := fakeGH(t)
 	server := t.TempDir()
 	git(t, server, "init", "-q", "--bare", "o/r.git")
+	// The assets branch already holds the plots of PR 5, since closed.
+	seed := t.TempDir()
+	git(t, seed, "init", "-q")
+	os.MkdirAll(filepath.Join(seed, "pr-5", "50"), 0o755)
+	os.WriteFile(filepath.Join(seed, "pr-5", "50", "old.png"), aPNG(t), 0o644)
+	git(t, seed, "add", ".")
+	git(t, seed, "commit", "-q", "-m", "old")
+	git(t, seed, "push", "-q", filepath.Join(server, "o/r.git"), "HEAD:refs/heads/benchmark-assets")
+
 	report := t.TempDir()
 	os.MkdirAll(filepath.Join(report, "plots"), 0o755)
-	os.WriteFile(filepath.Join(report, "report.md"), []byte("## backfill-bench\n\n![variants](plots/variants.png)\n"), 0o644)
-	os.WriteFile(filepath.Join(report, "plots", "variants.png"), []byte("png"), 0o644)
-	env = append(env, "REPO=o/r", "SERVER_URL="+server, "RAW_URL=https://raw.example")
+	os.WriteFile(filepath.Join(report, "report.md"), []byte("## backfill-bench\n\n**✓ no regression** @o/maintainers <details>\n"), 0o644)
+	os.WriteFile(filepath.Join(report, "verdict.json"), []byte(prVerdict), 0o644)
+	env = append(env, "REPO=o/r", "SERVER_URL="+server, "RAW_URL=https://raw.example", "BENCHRUN="+benchrun(t))
 	same, fork := strings.Repeat("a7", 20), strings.Repeat("f8", 20)
-	os.WriteFile(filepath.Join(state, "prs"), []byte("7\t"+same+"\to/r\n8\t"+fork+"\tsomeone/r\n"), 0o644)
+	os.WriteFile(filepath.Join(state, "prs"), []byte("7\t"+same+"\to/r\n8\t"+fork+"\tsomeone/r\n5\t"+same+"\to/r\tCLOSED\n"), 0o644)
+	os.WriteFile(filepath.Join(state, "files-7"), []byte("harness/compare.go\n"), 0o644)
+	os.WriteFile(filepath.Join(state, "files-8"), []byte("README.md\nci/pr-compare.sh\n"), 0o644)
+	// Someone else's comment with the bot's marker: never the one edited.
+	os.WriteFile(filepath.Join(state, "comments-7"), []byte(`[{"id":700,"user":{"login":"mallory"},"body":"<!-- backfill-bench-report -->\n✓ no regression"}]`), 0o644)
 	assets := func() string {
 		out, _ := exec.Command("git", "-C", filepath.Join(server, "o/r.git"), "ls-tree", "-r", "--name-only", "benchmark-assets").Output()
 		return strings.TrimSpace(string(out))
@@ -208,19 +280,31 @@ func TestPRComment(t *testing.T) {
 
 	for _, step := range []struct {
 		name, run, pr, head string
+		plot                []byte
 		code                int
-		call                string // the gh call that posts; "" for none
+		call                string // the gh call that posts the comment; "" for none
+		conclusion, shows   string // the check run's conclusion; in the comment
+		assets              string // the assets branch after the step
 	}{
-		{"same-repo PR", "100", "7", same, 0, "-X POST repos/o/r/issues/7/comments"},
-		{"same-repo PR, again", "101", "7", same, 0, "-X PATCH repos/o/r/issues/comments/799"},
-		{"fork PR", "102", "8", fork, 0, "-X POST repos/o/r/issues/8/comments"},
-		{"another PR's number", "103", "7", fork, 2, ""},
-		{"an unknown PR", "104", "9", same, 2, ""},
-		{"no head SHA", "105", "7", "", 2, ""},
-		{"a number that is not one", "106", "7; rm -rf /", same, 2, ""},
+		{"same-repo PR", "100", "7", same, aPNG(t), 0, "-X POST repos/o/r/issues/7/comments", "success", "✓ no regression", "pr-7/100/variants.png"},
+		{"same-repo PR, again", "101", "7", same, aPNG(t), 0, "-X PATCH repos/o/r/issues/comments/799", "success", "✓ no regression", "pr-7/101/variants.png"},
+		{"fork PR that changes ci/", "102", "8", fork, aPNG(t), 0, "-X POST repos/o/r/issues/8/comments", "neutral", "**Unverified**: this PR changes the benchmark's own CI (`ci/pr-compare.sh`)", "pr-7/101/variants.png\npr-8/102/variants.png"},
+		{"a run that wrote no verdict", "107", "8", fork, nil, 0, "-X PATCH repos/o/r/issues/comments/899", "failure", "ended without a verdict", "pr-7/101/variants.png"},
+		{"a plot that is not a PNG", "103", "7", same, []byte("<html>"), 2, "", "", "", ""},
+		{"another PR's number", "103", "7", fork, aPNG(t), 2, "", "", "", ""},
+		{"an unknown PR", "104", "9", same, aPNG(t), 2, "", "", "", ""},
+		{"no head SHA", "105", "7", "", aPNG(t), 2, "", "", "", ""},
+		{"a number that is not one", "106", "7; rm -rf /", same, aPNG(t), 2, "", "", "", ""},
 	} {
 		os.WriteFile(filepath.Join(report, "pr-number"), []byte(step.pr+"\n"), 0o644)
+		os.Remove(filepath.Join(report, "verdict.json"))
+		os.Remove(filepath.Join(report, "plots", "variants.png"))
+		if step.plot != nil {
+			os.WriteFile(filepath.Join(report, "verdict.json"), []byte(prVerdict), 0o644)
+			os.WriteFile(filepath.Join(report, "plots", "variants.png"), step.plot, 0o644)
+		}
 		os.WriteFile(filepath.Join(state, "log"), nil, 0o644)
+		os.Remove(filepath.Join(state, "check"))
 		before := assets()
 		log, code := script(t, append(env, "RUN_ID="+step.run, "HEAD_SHA="+step.head), "pr-comment.sh", report)
 		calls := readFile(t, filepath.Join(state, "log"))
@@ -233,16 +317,35 @@ func TestPRComment(t *testing.T) {
 			}
 			continue
 		}
-		if !strings.Contains(calls, step.call) || strings.Count(calls, "-X") != 1 {
-			t.Errorf("%s: gh calls %q, want one that posts: %q", step.name, calls, step.call)
+		if !strings.Contains(calls, step.call) || !strings.Contains(calls, "-X POST repos/o/r/check-runs") || strings.Count(calls, "-X") != 2 {
+			t.Errorf("%s: gh calls %q, want the comment posted with %q and a check run", step.name, calls, step.call)
 		}
 		body := readFile(t, filepath.Join(state, "body"))
-		if want := "](https://raw.example/o/r/benchmark-assets/pr-" + step.pr + "/" + step.run + "/variants.png)"; !strings.HasPrefix(body, "<!-- backfill-bench-report -->") || !strings.Contains(body, want) {
-			t.Errorf("%s: comment body %q, want the marker and %s", step.name, body, want)
+		want := "](https://raw.example/o/r/benchmark-assets/pr-" + step.pr + "/" + step.run + "/variants.png)"
+		if step.plot == nil {
+			want = "" // no verdict, no plots
+		}
+		if !strings.HasPrefix(body, "<!-- backfill-bench-report -->") || !strings.Contains(body, want) || !strings.Contains(body, step.shows) {
+			t.Errorf("%s: comment body %q, want the marker, %s and %q", step.name, body, want, step.shows)
+		}
+		if strings.Contains(body, "@o/maintainers") || strings.Contains(body, "<details>") {
+			t.Errorf("%s: the comment copies the artifact's report.md: %q", step.name, body)
+		}
+		var check struct {
+			Name, HeadSHA, Conclusion string
+			Output                    struct{ Title string }
+		}
+		data := readFile(t, filepath.Join(state, "check"))
+		json.Unmarshal([]byte(strings.ReplaceAll(data, "head_sha", "headsha")), &check)
+		if check.Name != "backfill-bench verdict" || check.HeadSHA != step.head || check.Conclusion != step.conclusion || !strings.Contains(check.Output.Title, map[bool]string{true: "no regression", false: "no verdict"}[step.plot != nil]) {
+			t.Errorf("%s: check run %s, want %s on %s titled with the headline", step.name, data, step.conclusion, step.head)
+		}
+		if got := assets(); got != step.assets {
+			t.Errorf("%s: the assets branch holds %q, want %q", step.name, got, step.assets)
 		}
 	}
-	if files := assets(); files != "pr-7/100/variants.png\npr-7/101/variants.png\npr-8/102/variants.png" {
-		t.Errorf("assets branch holds %q", files)
+	if comments := readFile(t, filepath.Join(state, "comments-7")); strings.Count(comments, `"id"`) != 2 {
+		t.Errorf("PR 7's comments %s: want mallory's and the bot's one", comments)
 	}
 }
 
@@ -280,14 +383,15 @@ func TestPushRetry(t *testing.T) {
 // TestNightlyAlert runs the alert script night after night against one fake gh: a
 // regression change point opens one issue, which no later night duplicates, open
 // or closed; it is commented on only when the change point's night is new to it;
-// newest-night alerts and improvements open none.
+// newest-night alerts and improvements open none. The body gives the bisect
+// command from the night before to the change's commit.
 func TestNightlyAlert(t *testing.T) {
 	env, state := fakeGH(t)
 	env = append(env, "REPO=o/r")
 	const title = "Nightly regression: steady-rows/s of profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2 from c0200000000a"
 	alerts := func(night string) string {
 		return `[
-{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"` + night + `","commit":"c0200000000abcdef","delta":-0.08},
+{"kind":"change point","status":"regression","cell":"profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2","unit":"steady-rows/s","night":"` + night + `","commit":"c0200000000abcdef","previous_commit":"c0100000000abcdef","delta":-0.08},
 {"kind":"newest night","status":"regression","cell":"x","unit":"steady-rows/s","night":"n","commit":"c","delta":-0.1},
 {"kind":"change point","status":"improvement","cell":"y","unit":"write-amp","night":"n","commit":"c","delta":-0.1}]`
 	}
@@ -319,8 +423,12 @@ func TestNightlyAlert(t *testing.T) {
 	if issues := readFile(t, filepath.Join(state, "issues")); issues != "1\tclosed\t"+title+"\n" {
 		t.Errorf("issues %q, want #1 for the change point, closed", issues)
 	}
-	if body := readFile(t, filepath.Join(state, "body")); !strings.HasPrefix(body, "steady-rows/s -8% from night 20261104T020000Z-c02 (commit c0200000000abcdef)") {
+	body := readFile(t, filepath.Join(state, "body"))
+	if !strings.HasPrefix(body, "steady-rows/s -8% from night 20261104T020000Z-c02 (commit c0200000000abcdef)") {
 		t.Errorf("the comment %q does not give the change and its new night", body)
+	}
+	if want := "/tmp/benchrun bisect c0100000000abcdef c0200000000abcdef --cell 'profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2'\n"; !strings.Contains(body, want) {
+		t.Errorf("the comment %q does not give the bisect command %q", body, want)
 	}
 }
 

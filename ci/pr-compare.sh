@@ -16,7 +16,9 @@
 #                 which a busy shared runner cannot move; needs valgrind) or time
 #
 # Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error,
-# 3 inconclusive.
+# 3 inconclusive. Inconclusive is not a pass: the script says so with the
+# verdict's headline, under GitHub Actions as a warning annotation (the verdict's
+# check run, posted by pr-comment.sh, is neutral).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,4 +37,15 @@ echo "comparing HEAD $(git -C "$src" rev-parse --short HEAD) with merge base $(g
 status=0
 "${benchrun[@]}" compare --src "$src" --out "$out" --measure "${MEASURE:-instructions}" "${extra[@]}" "$base" HEAD || status=$?
 echo "report: $out/report.md" >&2
+if [ "$status" = 3 ]; then
+	# The headline is report.md's third line, in bold.
+	headline="$(sed -n '3{s/^\*\*//;s/\*\*$//;p}' "$out/report.md" 2>/dev/null || true)"
+	echo "inconclusive (exit 3), not a pass: ${headline:-see $out/report.md}" >&2
+	if [ "${GITHUB_ACTIONS:-}" = true ]; then
+		# A workflow command's message escapes %, CR and LF.
+		msg="${headline//'%'/%25}"
+		msg="${msg//$'\r'/%0D}"
+		echo "::warning title=benchmark inconclusive (not a pass)::${msg//$'\n'/%0A}"
+	fi
+fi
 exit "$status"

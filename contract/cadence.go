@@ -113,28 +113,125 @@ func (r ChangeRate) ChangesPerEpoch(c Cadence) int64 {
 	return int64(DefaultChangesPerSecond * c.Interval.Seconds())
 }
 
-// RateLimit is the snapshot scan's limit in rows per second per actor; 0: none.
-type RateLimit int64
-
-// String is the limit as names carry it: "200k-per-s" or "none".
-func (l RateLimit) String() string {
-	if l == 0 {
-		return "none"
-	}
-	return formatCount(int64(l)) + "-per-s"
+// RateLimit is the snapshot scan's limit in rows per second per actor from the
+// start of the job (0: none; Pause: no rows), and optionally a step to another
+// limit mid-job, as the engine's ALTER of a backfill's rate limit (its Throttle
+// mutation, applied at a barrier). The zero value is none.
+type RateLimit struct {
+	Rate int64
+	Step RateStep // zero: none
 }
 
-// ParseRateLimit reads "200k-per-s" or "200k/s", or "none".
+// RateStep is a change of the rate limit at a point of the job: when the actors
+// have emitted Percent per cent of the table's rows, or After the job began
+// (one of the two), each actor taking it at its next barrier.
+type RateStep struct {
+	Rate    int64 // the limit after the step: rows/s per actor; 0: none
+	Percent int   // 1 to 99
+	After   time.Duration
+}
+
+// Pause is the rate of a limit of 0, which reads no snapshot rows (as in the engine).
+const Pause = -1
+
+// String is the limit as names carry it: "none", "200k-per-s", "0-per-s" (paused)
+// or with a step "200k-per-s..50k-per-s@50%", "0-per-s..100k-per-s@2s".
+func (l RateLimit) String() string {
+	if l.Step == (RateStep{}) {
+		return formatRate(l.Rate)
+	}
+	at := strconv.Itoa(l.Step.Percent) + "%"
+	if l.Step.Percent == 0 {
+		at = FormatDuration(l.Step.After)
+	}
+	return formatRate(l.Rate) + ".." + formatRate(l.Step.Rate) + "@" + at
+}
+
+func formatRate(r int64) string {
+	switch r {
+	case 0:
+		return "none"
+	case Pause:
+		return "0-per-s"
+	}
+	return formatCount(r) + "-per-s"
+}
+
+// ParseRateLimit reads "200k-per-s" or "200k/s", or "none", or a step from one
+// limit to another: "200k/s..50k/s@50%" (at half the snapshot rows) or
+// "0/s..100k/s@2s" (paused for the first two seconds); 0/s pauses the scan, as in
+// the engine, so only a step in time may end a pause, and none may begin one.
 func ParseRateLimit(s string) (RateLimit, error) {
+	bad := func(why string) (RateLimit, error) {
+		return RateLimit{}, fmt.Errorf("limit %q: %s", s, why)
+	}
+	const want = "want snapshot rows per second per actor, like 200k/s, or none, or a step mid-job like 200k/s..50k/s@50% or 0/s..100k/s@2s"
+	rates, at, stepped := strings.Cut(s, "@")
+	from, to, two := strings.Cut(rates, "..")
+	if stepped != two {
+		return bad(want)
+	}
+	var l RateLimit
+	var err error
+	if l.Rate, err = parseRate(from); err != nil {
+		return bad(want)
+	}
+	if !stepped {
+		if l.Rate == Pause {
+			return bad("0/s pauses the scan for the whole job, which never ends; step it to a rate after a time, like 0/s..100k/s@1s")
+		}
+		return l, nil
+	}
+	if l.Step.Rate, err = parseRate(to); err != nil {
+		return bad(want)
+	}
+	if pct, ok := strings.CutSuffix(at, "%"); ok {
+		if l.Step.Percent, err = strconv.Atoi(pct); err != nil || l.Step.Percent < 1 || l.Step.Percent > 99 {
+			return bad("the step's point: want a per cent of the snapshot rows from 1% to 99%, or a time like 2s")
+		}
+	} else if l.Step.After, err = time.ParseDuration(at); err != nil || l.Step.After <= 0 {
+		return bad("the step's point: want a per cent of the snapshot rows from 1% to 99%, or a time like 2s")
+	}
+	switch {
+	case l.Step.Rate == l.Rate:
+		return bad("the step changes nothing: give two different limits")
+	case l.Step.Rate == Pause:
+		return bad("a step to 0/s pauses the scan for good, and the job never ends")
+	case l.Rate == Pause && l.Step.Percent > 0:
+		return bad("a paused scan reads no rows, so it never reaches a per cent of them: step it after a time, like @1s")
+	}
+	return l, nil
+}
+
+// parseRate reads one limit: "none", "0/s" (Pause) or "200k/s".
+func parseRate(s string) (int64, error) {
 	if s == "none" {
 		return 0, nil
 	}
 	if n, per, ok := cutPer(s); ok && per == "s" {
-		if v, err := parseCount(n); err == nil && v > 0 {
-			return RateLimit(v), nil
+		if v, err := parseCount(n); err == nil && v >= 0 {
+			if v == 0 {
+				return Pause, nil
+			}
+			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("limit %q: want snapshot rows per second per actor, like 200k/s, or none", s)
+	return 0, fmt.Errorf("rate %q", s)
+}
+
+// Paused reports whether the scan starts paused.
+func (l RateLimit) Paused() bool { return l.Rate == Pause }
+
+// Slowest is the lowest rate the scan is limited to at any point (0: never
+// limited), for estimating a job's time.
+func (l RateLimit) Slowest() int64 {
+	slowest := int64(0)
+	for _, r := range []int64{l.Rate, l.Step.Rate} {
+		if r > 0 && (slowest == 0 || r < slowest) {
+			slowest = r
+		}
+	}
+	return slowest
 }
 
 // formatCount renders 50000 as 50k and 2000000 as 2m where exact.

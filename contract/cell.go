@@ -28,6 +28,7 @@ type Cell struct {
 	Read     string     // read mode; "" or the default (left out of the name) is Reads[0]
 	Ckpt     int        // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
 	Vnodes   int        // vnode count; 0 or DefaultVnodes (left out of the name) is DefaultVnodes
+	Chunk    int        // snapshot chunk size in rows; 0 or DefaultChunk (left out of the name) is DefaultChunk
 	Par      int
 }
 
@@ -47,6 +48,14 @@ func (c Cell) VnodeCount() int {
 	return c.Vnodes
 }
 
+// ChunkSize is the snapshot chunk size, DefaultChunk for the zero value.
+func (c Cell) ChunkSize() int {
+	if c.Chunk == 0 {
+		return DefaultChunk
+	}
+	return c.Chunk
+}
+
 // Checkpoint is the checkpoint frequency, 1 for the zero value.
 func (c Cell) Checkpoint() int { return max(c.Ckpt, 1) }
 
@@ -57,13 +66,15 @@ func (c Cell) AtDefault(dim string) bool {
 	case "changes":
 		return c.Changes.Default()
 	case "limit":
-		return c.Limit == 0
+		return c.Limit == RateLimit{}
 	case "read":
 		return c.ReadMode() == Reads[0]
 	case "ckpt":
 		return c.Checkpoint() == 1
 	case "vnodes":
 		return c.VnodeCount() == DefaultVnodes
+	case "chunk":
+		return c.ChunkSize() == DefaultChunk
 	}
 	return false
 }
@@ -77,7 +88,7 @@ func OnOff(b bool) string {
 }
 
 // Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
-// with changes=…, limit=…, read=…, ckpt=… and vnodes=… before par when they are not the defaults (so
+// with changes=…, limit=…, read=…, ckpt=…, vnodes=… and chunk=… before par when they are not the defaults (so
 // names of cells that existed before these dimensions did stay the same).
 func (c Cell) Name() string { return c.name("") }
 
@@ -104,6 +115,9 @@ func (c Cell) name(afterRows string) string {
 	}
 	if !c.AtDefault("vnodes") {
 		extra += "/vnodes=" + strconv.Itoa(c.Vnodes)
+	}
+	if !c.AtDefault("chunk") {
+		extra += "/chunk=" + strconv.Itoa(c.Chunk)
 	}
 	return fmt.Sprintf("profile=%s/workload=%s/rows=%d%s/persist=%s/scan=%s/barrier=%s%s/par=%d",
 		c.Profile, c.Workload, c.Rows, afterRows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
@@ -164,6 +178,10 @@ func ParseName(name string) (Cell, error) {
 			if c.Vnodes, err = strconv.Atoi(v); err == nil && (c.Vnodes < 1 || c.Vnodes > MaxVnodes) {
 				err = fmt.Errorf("vnodes %q: want a vnode count from 1 to %d", v, MaxVnodes)
 			}
+		case "chunk":
+			if c.Chunk, err = strconv.Atoi(v); err == nil && (c.Chunk < 2 || c.Chunk > MaxChunk) {
+				err = fmt.Errorf("chunk %q: want a chunk size from 2 to %d rows", v, MaxChunk)
+			}
 		case "ckpt":
 			if c.Ckpt, err = strconv.Atoi(v); err == nil && c.Ckpt < 1 {
 				err = fmt.Errorf("ckpt %q: want a checkpoint frequency ≥ 1", v)
@@ -185,7 +203,7 @@ func ParseName(name string) (Cell, error) {
 			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
 		}
 	}
-	c.Ckpt, c.Read, c.Vnodes = c.Checkpoint(), c.ReadMode(), c.VnodeCount() // as Matrix.Cells makes them when left out
+	c.Ckpt, c.Read, c.Vnodes, c.Chunk = c.Checkpoint(), c.ReadMode(), c.VnodeCount(), c.ChunkSize() // as Matrix.Cells makes them when left out
 	return c, nil
 }
 

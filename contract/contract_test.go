@@ -307,6 +307,8 @@ func TestOptionalDimensionsInNames(t *testing.T) {
 		{"ckpt", "1,10", "/ckpt=10/par=2", "0"},
 		{"read", "uncommitted,checkpoint", "/read=checkpoint/par=2", "committed"},
 		{"vnodes", "256,4096", "/vnodes=4096/par=2", "0"},
+		{"chunk", "256,1024", "/chunk=1024/par=2", "1"},
+		{"limit", "none,200k/s..50k/s@50%", "/limit=200k-per-s..50k-per-s@50%/par=2", "0/s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.dim, func(t *testing.T) {
@@ -359,7 +361,8 @@ func TestRecoveryNames(t *testing.T) {
 		{"ckpt", func(c contract.Cell) contract.Cell { c.Ckpt = 10; return c }},
 		{"vnodes", func(c contract.Cell) contract.Cell { c.Vnodes = 16; return c }},
 		{"changes", func(c contract.Cell) contract.Cell { c.Changes = contract.ChangeRate{N: 5, Per: "epoch"}; return c }},
-		{"limit", func(c contract.Cell) contract.Cell { c.Limit = 1000; return c }},
+		{"limit", func(c contract.Cell) contract.Cell { c.Limit = contract.RateLimit{Rate: 1000}; return c }},
+		{"chunk", func(c contract.Cell) contract.Cell { c.Chunk = 1024; return c }},
 	} {
 		t.Run(tt.dim, func(t *testing.T) {
 			c := tt.cell(base)
@@ -424,5 +427,60 @@ func TestImpossibleCellsSkipped(t *testing.T) {
 				t.Errorf("Validate() = %v, want %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestRateLimits: the limit dimension's values, old and new, parse to what they
+// say and print back to names that parse the same; limits with which a job never
+// ends are refused with the reason.
+func TestRateLimits(t *testing.T) {
+	for _, tc := range []struct {
+		in, name string
+		want     contract.RateLimit
+	}{
+		{"none", "none", contract.RateLimit{}},
+		{"200k/s", "200k-per-s", contract.RateLimit{Rate: 200_000}},
+		{"200k-per-s", "200k-per-s", contract.RateLimit{Rate: 200_000}},
+		{"1500/s", "1500-per-s", contract.RateLimit{Rate: 1500}},
+		{"200k/s..50k/s@50%", "200k-per-s..50k-per-s@50%", contract.RateLimit{Rate: 200_000, Step: contract.RateStep{Rate: 50_000, Percent: 50}}},
+		{"none..10k/s@25%", "none..10k-per-s@25%", contract.RateLimit{Step: contract.RateStep{Rate: 10_000, Percent: 25}}},
+		{"0/s..100k/s@1500ms", "0-per-s..100k-per-s@1.5s", contract.RateLimit{Rate: contract.Pause, Step: contract.RateStep{Rate: 100_000, After: 1500 * time.Millisecond}}},
+		{"50k/s..none@2s", "50k-per-s..none@2s", contract.RateLimit{Rate: 50_000, Step: contract.RateStep{After: 2 * time.Second}}},
+	} {
+		got, err := contract.ParseRateLimit(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseRateLimit(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
+			continue
+		}
+		if got.String() != tc.name {
+			t.Errorf("%q prints as %q, want %q", tc.in, got.String(), tc.name)
+		}
+		if back, err := contract.ParseRateLimit(got.String()); err != nil || back != got {
+			t.Errorf("%q does not parse back: %+v, %v", got.String(), back, err)
+		}
+	}
+	for _, tc := range []struct{ in, why string }{
+		{"0/s", "never ends"},
+		{"100k/s..0/s@50%", "pauses the scan for good"},
+		{"0/s..100k/s@50%", "never reaches a per cent"},
+		{"100k/s..100k/s@50%", "changes nothing"},
+		{"100k/s..50k/s@100%", "per cent"},
+		{"100k/s..50k/s", "want snapshot rows"},
+		{"100k/s@50%", "want snapshot rows"},
+		{"100k/s..50k/s@soon", "per cent"},
+		{"-5/s", "want snapshot rows"},
+	} {
+		if _, err := contract.ParseRateLimit(tc.in); err == nil || !strings.Contains(err.Error(), tc.why) {
+			t.Errorf("ParseRateLimit(%q): err %v, want one saying %q", tc.in, err, tc.why)
+		}
+	}
+	var m contract.Matrix
+	for d, v := range map[string]string{"profile": "mem", "workload": "narrow", "rows": "1000", "persist": "on", "scan": "merged", "barrier": "100rows", "limit": "0/s..10k/s@1s", "par": "2"} {
+		if err := m.Set(d, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "time barrier") {
+		t.Errorf("a paused start with barriers cut by rows: Validate() = %v, want it refused", err)
 	}
 }

@@ -19,14 +19,14 @@ var Reads = []string{"uncommitted", "checkpoint"}
 
 // Dimensions are the keys of a cell name, in name order. They are also the flag names,
 // taking comma-separated lists, of the benchmark binary and of `benchrun run`.
-var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "read", "ckpt", "vnodes", "par"}
+var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "read", "ckpt", "vnodes", "chunk", "par"}
 
 // MaxPar is the most actors a job can have: the vnode count, each actor owning at
 // least one vnode (the bench package's tests check it against the storage layer).
 const MaxPar = 256
 
 // optional are the dimensions a name leaves out at their default.
-var optional = map[string]bool{"changes": true, "limit": true, "read": true, "ckpt": true, "vnodes": true}
+var optional = map[string]bool{"changes": true, "limit": true, "read": true, "ckpt": true, "vnodes": true, "chunk": true}
 
 // DefaultVnodes is the vnode count of a cell that does not name one (the engine's;
 // the bench package's tests check it against the storage layer).
@@ -34,6 +34,14 @@ const DefaultVnodes = 256
 
 // MaxVnodes is the most vnodes a job can have.
 const MaxVnodes = 1 << 16
+
+// DefaultChunk is the snapshot chunk size of a cell that does not name one: the
+// engine's stream_chunk_size (RisingWave src/common/src/config/mod.rs, 256 rows;
+// 1024 in the seed's era).
+const DefaultChunk = 256
+
+// MaxChunk is the largest chunk size a cell may have.
+const MaxChunk = 1 << 20
 
 // Matrix is a value list per dimension; its cells are the cross product.
 type Matrix struct {
@@ -48,6 +56,7 @@ type Matrix struct {
 	Reads     []string     // read modes; empty: the default only
 	Ckpts     []int        // checkpoint frequencies; empty: 1 only
 	Vnodes    []int        // vnode counts; empty: DefaultVnodes only
+	Chunks    []int        // snapshot chunk sizes; empty: DefaultChunk only
 	Pars      []int
 }
 
@@ -119,6 +128,8 @@ func (m *Matrix) Set(dim, list string) error {
 		m.Ckpts, err = parseEach(vals, intIn(bad, 1, math.MaxInt, "want a checkpoint frequency ≥ 1 (every n-th barrier syncs)"))
 	case "vnodes":
 		m.Vnodes, err = parseEach(vals, intIn(bad, 1, MaxVnodes, fmt.Sprintf("want a vnode count from 1 to %d", MaxVnodes)))
+	case "chunk":
+		m.Chunks, err = parseEach(vals, intIn(bad, 2, MaxChunk, fmt.Sprintf("want a snapshot chunk size from 2 to %d rows (the engine's default is %d)", MaxChunk, DefaultChunk)))
 	case "par":
 		m.Pars, err = parseEach(vals, intIn(bad, 1, MaxPar, fmt.Sprintf("want an actor count from 1 to %d (each actor owns at least one of the %d vnodes)", MaxPar, MaxPar)))
 	default:
@@ -209,6 +220,10 @@ func (m Matrix) Get(dim string) string {
 		for _, n := range m.vnodes() {
 			out = append(out, strconv.Itoa(n))
 		}
+	case "chunk":
+		for _, n := range m.chunks() {
+			out = append(out, strconv.Itoa(n))
+		}
 	case "par":
 		for _, n := range m.Pars {
 			out = append(out, strconv.Itoa(n))
@@ -238,6 +253,13 @@ func (m Matrix) vnodes() []int {
 	return m.Vnodes
 }
 
+func (m Matrix) chunks() []int {
+	if len(m.Chunks) == 0 {
+		return []int{DefaultChunk}
+	}
+	return m.Chunks
+}
+
 func (m Matrix) ckpts() []int {
 	if len(m.Ckpts) == 0 {
 		return []int{1}
@@ -247,7 +269,7 @@ func (m Matrix) ckpts() []int {
 
 func (m Matrix) limits() []RateLimit {
 	if len(m.Limits) == 0 {
-		return []RateLimit{0}
+		return []RateLimit{{}}
 	}
 	return m.Limits
 }
@@ -299,7 +321,7 @@ func (m Matrix) cross() []Cell {
 		}
 		cells = out
 	}
-	changes, limits, reads, ckpts, vnodes := m.changes(), m.limits(), m.reads(), m.ckpts(), m.vnodes()
+	changes, limits, reads, ckpts, vnodes, chunks := m.changes(), m.limits(), m.reads(), m.ckpts(), m.vnodes(), m.chunks()
 	expand(len(m.Profiles), func(c *Cell, i int) { c.Profile = m.Profiles[i] })
 	expand(len(m.Workloads), func(c *Cell, i int) { c.Workload = m.Workloads[i] })
 	expand(len(m.Rows), func(c *Cell, i int) { c.Rows = m.Rows[i] })
@@ -310,6 +332,7 @@ func (m Matrix) cross() []Cell {
 	expand(len(reads), func(c *Cell, i int) { c.Read = reads[i] })
 	expand(len(ckpts), func(c *Cell, i int) { c.Ckpt = ckpts[i] })
 	expand(len(vnodes), func(c *Cell, i int) { c.Vnodes = vnodes[i] })
+	expand(len(chunks), func(c *Cell, i int) { c.Chunk = chunks[i] })
 	expand(len(m.Pars), func(c *Cell, i int) { c.Par = m.Pars[i] })
 	expand(len(m.Persist), func(c *Cell, i int) { c.Persist = m.Persist[i] })
 	return cells
@@ -323,6 +346,13 @@ func (m Matrix) Validate() error {
 		for _, ch := range m.changes() {
 			if b.WorkDriven() && ch.Per == "s" && ch.N > 0 {
 				return fmt.Errorf("changes=%s with barrier=%s: a work-driven epoch has no duration; give changes per epoch, like --changes %d/epoch", ch, b, max(b.Rows/100, 1))
+			}
+		}
+	}
+	for _, b := range m.Barriers {
+		for _, l := range m.limits() {
+			if b.WorkDriven() && l.Paused() {
+				return fmt.Errorf("limit=%s with barrier=%s: a paused scan reads no rows, so a barrier cut by rows read never comes to resume it; use a time barrier, like --barrier 100ms", l, b)
 			}
 		}
 	}
@@ -340,7 +370,7 @@ func (c Cell) Only() Matrix {
 		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
 		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
 		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()}, Vnodes: []int{c.VnodeCount()},
-		Pars: []int{c.Par},
+		Chunks: []int{c.ChunkSize()}, Pars: []int{c.Par},
 	}
 }
 

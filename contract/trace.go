@@ -20,6 +20,10 @@ type Trace struct {
 	FSBytes      map[string]int64 `json:"fs_bytes"` // physical bytes per write category
 	FSSyncs      map[string]int64 `json:"fs_syncs"`
 	Logical      map[string]int64 `json:"logical_bytes"` // per table: upstream, mv, state
+	// What persisting state added (persist-B/op), per category: the state rows'
+	// logical bytes and their share of the wal, flush and compaction bytes; absent
+	// with persist=off.
+	Persist map[string]int64 `json:"persist_bytes,omitempty"`
 }
 
 // TraceEpoch is one committed epoch.

@@ -134,6 +134,9 @@ func FitModel(w io.Writer, names []string, out string) error {
 		}
 	}
 	writeHeldOut(w, trained, checks, holdErr)
+	if _, err := render.WriteBaselines(w, results); err != nil {
+		return err
+	}
 	if drawn {
 		fmt.Fprintf(w, "plots: %s.png %s.svg\n", plotBase, plotBase)
 	}

@@ -45,7 +45,8 @@ func writeSweep(t *testing.T, extra string) string {
 	return path
 }
 
-// TestFitAndPredict: fit reads a sweep's results and saves the model; predict
+// TestFitAndPredict: fit reads a sweep's results and saves the model, and divides
+// the cells by the baselines the results hold; predict
 // gives a 10⁸-row job at 1 s barriers and its persistence overhead, and refuses
 // a model file that is not one and a job beyond what the model covers; results of
 // two configurations, or measured two ways, are refused.
@@ -61,7 +62,8 @@ func TestFitAndPredict(t *testing.T) {
 		}
 	}
 	if !strings.Contains(out.String(), "model of profile=mem/workload=narrow/scan=merged/par=2: 48 jobs") || !strings.Contains(out.String(), "per-persisted-epoch") ||
-		!strings.Contains(out.String(), "held out: fitted on 100000 to 1e+06 rows, predicting 3e+06 rows") || strings.Count(out.String(), ", holds") != 4 {
+		!strings.Contains(out.String(), "held out: fitted on 100000 to 1e+06 rows, predicting 3e+06 rows") || strings.Count(out.String(), ", holds") != 4 ||
+		!strings.Contains(out.String(), "÷ append-order copy") {
 		t.Errorf("fit summary:\n%s", out.String())
 	}
 	out.Reset()

@@ -132,7 +132,7 @@ type RunConfig struct {
 	NoPlots     bool              // skip drawing plots
 	Shard       runner.Shard      // run only this part of the matrix (zero: all)
 	Binary      string            // a built bench binary to use instead of building one
-	RawCopy     bool              // also run a raw copy of every table, the reference the scale plot draws
+	RawCopy     bool              // also run the baselines of every cell (append-order copy, replay, scan-only), the references of the scale plot and table
 	Recoveries  []runner.Recovery // BenchmarkRecovery runs after the cells (with shards, in shard 1)
 	CommandLine []string          // recorded in command.txt
 	// What the machine has for the jobs' tables (nil: runner.MachineRoom): which
@@ -227,6 +227,9 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		if err := runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard, s.pairing); err != nil {
 			return nil, err
 		}
+		if cfg.RawCopy {
+			writeBaselinePlan(cfg.Stdout, cells, cfg.Count)
+		}
 		if len(impossible)+len(skipped) > 0 {
 			fmt.Fprintln(cfg.Stdout)
 		}
@@ -260,7 +263,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	}
 	var extras []runner.Extra
 	if cfg.RawCopy {
-		extras = runner.RawCopiesOf(cells)
+		extras = runner.BaselinesOf(cells)
 	}
 	if cfg.Shard.Count <= 1 || cfg.Shard.Index == 1 {
 		for _, r := range cfg.Recoveries {
@@ -357,6 +360,12 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 	for _, n := range shortCells(rep.Results) {
 		fmt.Fprintf(&buf, "\n%s", n)
 	}
+	var baselines bytes.Buffer
+	if wrote, err := render.WriteBaselines(&baselines, append(slices.Clip(rep.Results), rep.Extras...)); err != nil {
+		return err
+	} else if wrote {
+		fmt.Fprintf(&buf, "\n\n%s", bytes.TrimSuffix(baselines.Bytes(), []byte("\n")))
+	}
 	fmt.Fprintf(&buf, "\nresults: %s\n  go tool benchstat -col /persist %s\n", rep.Dir, filepath.Join(rep.Dir, "results.txt"))
 	if err := files.WriteAtomic(filepath.Join(rep.Dir, "summary.txt"), buf.Bytes()); err != nil {
 		return err
@@ -428,4 +437,14 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 		fmt.Fprintf(w, "plots: %s/{%s}.{png,svg}\n", filepath.Join(dir, "plots"), strings.Join(made, ","))
 	}
 	return made
+}
+
+// writeBaselinePlan says which baselines run after the cells.
+func writeBaselinePlan(w io.Writer, cells []contract.Cell, count int) {
+	n := map[string]int{}
+	for _, e := range runner.BaselinesOf(cells) {
+		n[strings.SplitN(e.Name(), "/", 2)[0]]++
+	}
+	fmt.Fprintf(w, "\nbaselines, %d rounds after the cells: %d append-order copies (BenchmarkRawCopy, one per table), %d scan-only reads (BenchmarkScanOnly, one per scan), %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first)\n",
+		count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark], n[contract.ReplayBenchmark])
 }

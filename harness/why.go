@@ -115,12 +115,14 @@ func tail(out []byte) string {
 }
 
 // addByteChanges puts beside each profiled cell of v its bytes by category (the
-// logical bytes, then each filesystem category), from v's own findings.
+// logical bytes, then each filesystem category, then what persisting state added),
+// from v's own findings.
 func addByteChanges(v *judge.Verdict) {
 	units := []string{contract.UnitLogicalPerOp}
 	for _, c := range contract.FSCategories {
 		units = append(units, contract.FSUnit(c))
 	}
+	units = append(units, contract.UnitPersistBytes)
 	for i := range v.Why {
 		for _, u := range units {
 			for _, f := range v.Findings {

@@ -73,7 +73,7 @@ type Config struct {
 	Scan       Scan
 	Read       Read
 	Persist    bool    // write state rows at each barrier where progress changed
-	RateLimit  float64 // snapshot rows/s for this actor; 0: unlimited
+	RateLimit  float64 // snapshot rows/s for this actor; 0: unlimited; Paused: none read
 	// EpochRows, when > 0, is how many snapshot rows the actor reads per epoch: it
 	// stops there until the barrier (a work-driven cadence cuts epochs by rows).
 	EpochRows int64
@@ -131,6 +131,10 @@ type Env struct {
 	OnExhausted func()                            // the snapshot scan has ended
 	OnEmit      func(rows int)                    // a snapshot chunk of rows was emitted (nil: none)
 	OnFull      func()                            // the actor read its EpochRows for the epoch (nil: none)
+	// RateChange, if set, is asked at every barrier for a new snapshot rate limit,
+	// which takes effect from the next epoch (the engine's Throttle mutation rides
+	// on a barrier).
+	RateChange func() (rate float64, ok bool)
 }
 
 // Executor is one actor's merged-scan backfill, with its materialize stage.
@@ -176,8 +180,7 @@ type Executor struct {
 	mv     *epochWrites
 	state  *pebble.Batch
 	part   Part
-	scanN  int64 // snapshot rows since the scan was opened, for the rate limit
-	scanAt time.Time
+	limit  *Limiter // the snapshot rate limit, kept across scan reopens
 	vnoder *storage.Vnoder
 	keyBuf []byte
 	valBuf []byte
@@ -203,6 +206,7 @@ func NewExecutor(cfg Config, env Env) (*Executor, error) {
 		snapChunk: stream.NewChunk(cfg.ChunkSize),
 		snapSlab:  make([]row.Datum, 0, cfg.ChunkSize*cols),
 		vnoder:    storage.NewVnoder(cfg.Schema, cfg.VnodeCount),
+		limit:     NewLimiter(cfg.RateLimit, cfg.ChunkSize),
 	}
 	if err := e.resume(); err != nil {
 		return nil, err
@@ -314,7 +318,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		if wait := e.rateWait(); wait > 0 {
+		if wait := e.limit.Wait(time.Now()); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case msg := <-e.env.Input:
@@ -331,15 +335,6 @@ func (e *Executor) Run(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// rateWait returns how long the scan must pause to keep to the rate limit.
-func (e *Executor) rateWait() time.Duration {
-	if e.cfg.RateLimit <= 0 {
-		return 0
-	}
-	due := e.scanAt.Add(time.Duration(float64(e.scanN) / e.cfg.RateLimit * float64(time.Second)))
-	return time.Until(due)
 }
 
 // openScan opens the scan of A at epoch after the position, as the read mode sees it.
@@ -360,7 +355,6 @@ func (e *Executor) openScan(epoch uint64) error {
 	if err != nil {
 		return fmt.Errorf("backfill: actor %d: open scan at epoch %d (%s read of snapshot %d): %w", e.cfg.Actor, epoch, e.cfg.Read, e.snap.Epoch, err)
 	}
-	e.scanN, e.scanAt = 0, time.Now()
 	e.part.ReadLag = epoch - e.snap.Epoch
 	for _, b := range e.sinceCkpt {
 		e.part.Buffered += int64(b.writes.Len())
@@ -461,7 +455,9 @@ func (e *Executor) scanOne() error {
 		e.vposKey[vi] = append(e.vposKey[vi][:0], key[storage.PrefixLen:]...)
 		e.vdirty[vi] = true
 	}
-	e.scanN++
+	if e.limit.Limited() {
+		e.limit.Take(time.Now())
+	}
 	e.part.SnapshotRows++
 	extrawork.Row()
 	if e.cfg.EpochRows > 0 && e.part.SnapshotRows >= e.cfg.EpochRows {
@@ -569,7 +565,7 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	case e.scan != nil && !e.scanFrom.IsZero():
 		e.part.Phases.Scan = start.Sub(e.scanFrom)
 	}
-	if e.scan != nil && !e.finished && e.part.SnapshotRows == 0 {
+	if e.scan != nil && !e.finished && e.part.SnapshotRows == 0 && !e.limit.Paused() {
 		// Read at least one row per epoch, so progress never starves on short barriers.
 		if err := e.scanOne(); err != nil {
 			return false, err
@@ -610,6 +606,11 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	e.part.MVBytes = mvBytes
 	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
 	e.state = nil
+	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
+		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
+			e.limit.Set(rate, time.Now())
+		}
+	}
 	e.part.Phases.Barrier = time.Since(start)
 	if err := e.env.Deliver(ctx, e.part); err != nil {
 		return false, err

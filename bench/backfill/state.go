@@ -36,6 +36,9 @@ func AppendStateValue(dst []byte, st VnodeState, pkLen int) []byte {
 		scratch = append(scratch, st.Pos...)
 	}
 	scratch = append(scratch, row.B(st.Finished), row.I64(st.RowCount))
+	if statePadding != "" {
+		scratch = append(scratch, row.Str(statePadding))
+	}
 	return row.AppendValue(dst, scratch)
 }
 
@@ -45,7 +48,11 @@ func DecodeState(v []byte, pkLen int) (VnodeState, error) {
 	if err != nil {
 		return VnodeState{}, fmt.Errorf("backfill state: %w", err)
 	}
-	if len(r) != pkLen+3 || r[0].Kind != row.Int64 || r[pkLen+1].Kind != row.Bool || r[pkLen+2].Kind != row.Int64 {
+	cols := pkLen + 3
+	if statePadding != "" {
+		cols++
+	}
+	if len(r) != cols || r[0].Kind != row.Int64 || r[pkLen+1].Kind != row.Bool || r[pkLen+2].Kind != row.Int64 {
 		return VnodeState{}, fmt.Errorf("backfill state: row %v does not match %d pk columns", r, pkLen)
 	}
 	st := VnodeState{Vnode: uint16(r[0].I), Finished: r[pkLen+1].I != 0, RowCount: r[pkLen+2].I}

@@ -56,10 +56,13 @@ type Config struct {
 	ChangeEpochs        int        // epochs of the job that carry changes (0: all)
 	SnapshotRateLimit   float64    // snapshot rows/s per actor; 0: unlimited
 	SnapshotRateLimits  []float64  // per actor, where > 0 overriding SnapshotRateLimit
+	SnapshotRateStep    RateStep   // a change of every actor's limit mid-job (zero: none)
 
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
 	OnEvent func(Event)
+	// RecordEpochs, if set, records every epoch batch the job commits, for Replay.
+	RecordEpochs *EpochLog
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -141,6 +144,9 @@ func (c *Config) fill() error {
 	case c.ChangesPerEpoch < 0 || c.BarrierRows < 0:
 		return fmt.Errorf("changes per epoch %d, barrier rows %d: must be ≥ 0", c.ChangesPerEpoch, c.BarrierRows)
 	}
+	if err := c.checkRateLimits(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -215,6 +221,11 @@ type LogicalBytes struct{ Upstream, MV, State int64 }
 
 // Total is the sum over tables.
 func (l LogicalBytes) Total() int64 { return l.Upstream + l.MV + l.State }
+
+// Data is the MV's and the upstream's bytes: the rows the job exists to write.
+// Write amplification is over them alone, so that a state table's bytes count as a
+// cost of the job and never as work it did.
+func (l LogicalBytes) Data() int64 { return l.Upstream + l.MV }
 
 // Result is what a job measured.
 type Result struct {
@@ -296,17 +307,47 @@ func BarrierLatency(epochs []EpochTrace, q float64) time.Duration {
 	return time.Duration(contract.Quantile(ns, q))
 }
 
-// WriteAmp is physical bytes written during the job ÷ logical bytes committed.
+// WriteAmp is physical bytes written during the job ÷ logical bytes of the MV and
+// the upstream's changes (LogicalBytes.Data): the state table's bytes are in the
+// numerator only.
 func (r *Result) WriteAmp() float64 { return r.amp(r.FS) }
 
-// SettleWriteAmp is physical bytes written by the settle ÷ logical bytes committed.
+// SettleWriteAmp is physical bytes written by the settle ÷ logical bytes of the MV
+// and the upstream's changes.
 func (r *Result) SettleWriteAmp() float64 { return r.amp(r.Settle) }
 
 func (r *Result) amp(s meterfs.Stats) float64 {
-	if r.Logical.Total() == 0 {
+	if r.Logical.Data() == 0 {
 		return 0
 	}
-	return float64(s.TotalBytes()) / float64(r.Logical.Total())
+	return float64(s.TotalBytes()) / float64(r.Logical.Data())
+}
+
+// PersistBytes are the bytes persisting backfill progress added to a job, per
+// category: the state rows' logical key+value bytes, and the state table's share
+// of the physical bytes the job wrote to the WAL, to flushes and to compactions.
+type PersistBytes struct{ Logical, WAL, Flush, Compaction int64 }
+
+// Total is the sum over categories.
+func (p PersistBytes) Total() int64 { return p.Logical + p.WAL + p.Flush + p.Compaction }
+
+// Persist is what persisting state added to the job; zero without state rows
+// (persist=off). A category's physical bytes are attributed to the state table by
+// its share of the logical bytes committed during the job: every table's rows go
+// through the same WAL records and sstables, so splitting them exactly would mean
+// reading every file back. The share is close for the WAL (it holds the epoch
+// batches as written, a few bytes of framing per entry aside) and for a flush of
+// whole epochs; it overstates compactions, which drop the state rows that later
+// epochs overwrote. The manifest and other files are not the state's and count
+// for no one. The settle after the job (which re-compacts A too) is left out.
+func (r *Result) Persist() PersistBytes {
+	if r.Logical.State == 0 {
+		return PersistBytes{}
+	}
+	share := func(c meterfs.Category) int64 {
+		return int64(float64(r.FS.Bytes[c])*float64(r.Logical.State)/float64(r.Logical.Total()) + 0.5) // rounded
+	}
+	return PersistBytes{Logical: r.Logical.State, WAL: share(meterfs.WAL), Flush: share(meterfs.Flush), Compaction: share(meterfs.Compaction)}
 }
 
 // Job is a prepared job: A is loaded and settled.
@@ -593,6 +634,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		outs[i] = inputs[i]
 	}
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
+	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
 	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
@@ -603,7 +645,18 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		gate = source.NewGate(cfg.Par, cfg.BarrierRows)
 		onFull = gate.Full
 	}
+	var stepper *rateStepper
+	var rateChange func() (float64, bool) // nil: the limits stay
+	if cfg.SnapshotRateStep.Set() {
+		stepper = &rateStepper{step: cfg.SnapshotRateStep}
+		stepper.start()
+		defer stepper.stop()
+		rateChange = stepper.change
+	}
 	onEmit := func(n int) {
+		if stepper != nil {
+			stepper.onEmit(n)
+		}
 		if firstEmit.Load() == 0 {
 			firstEmit.CompareAndSwap(0, max(1, int64(time.Since(start))))
 		}
@@ -652,7 +705,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		ex, err := backfill.NewExecutor(backfill.Config{
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
-		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull})
+		}, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange})
 		if err != nil {
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
@@ -760,6 +813,7 @@ type collector struct {
 	finalEpoch  uint64
 	finalCommit time.Time
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
+	record      *EpochLog     // nil: not recording
 
 	window *callgrind.Window // the job's callgrind window: closed at the final commit
 }
@@ -960,6 +1014,12 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
+	if c.record != nil {
+		if err := c.record.add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+			b.Close()
+			return false, err
+		}
+	}
 	upload, err := c.store.CommitEpochAsync(b, epoch, bar.Checkpoint)
 	if err != nil {
 		return false, err

@@ -354,6 +354,9 @@ func TestWorkDrivenCadenceIsDeterministic(t *testing.T) {
 			if a.Logical != b.Logical {
 				t.Errorf("logical bytes %+v, then %+v", a.Logical, b.Logical)
 			}
+			if a.Persist() != b.Persist() {
+				t.Errorf("persist bytes %+v, then %+v", a.Persist(), b.Persist())
+			}
 			if wa, wb := a.FS.Bytes[0], b.FS.Bytes[0]; wa != wb {
 				t.Errorf("WAL bytes %d, then %d", wa, wb)
 			}

@@ -36,7 +36,7 @@ type analysisFlags struct {
 func bindAnalysis(fs *flag.FlagSet, o *judge.Options) *analysisFlags {
 	a := &analysisFlags{}
 	o.Thresholds = judge.DefaultThresholds()
-	fs.Var(&a.thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (steady-rows/s=3%,steady-cpu-ns/row=3%,barrier-p50-sec=10%,write-amp=2%,job-allocs/op=2%); 0% drops a unit")
+	fs.Var(&a.thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (steady-rows/s=3%,steady-cpu-ns/row=3%,barrier-p50-sec=10%,write-amp=2%,job-allocs/op=2%,state-B/barrier=1%,state-rows/barrier=1%,persist-B/op=1%,state/mv-bytes=1%); 0% drops a unit")
 	a.file = fs.String("thresholds-file", "", "a JSON `file` of unit → percent, applied before --threshold")
 	fs.StringVar(&o.Correction, "correction", judge.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
 	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level after correction")

@@ -65,7 +65,9 @@ func commands() []command {
 	return []command{
 		{"run", "run the benchmark matrix (default: the quick suite) into a results directory", runRun},
 		{"compare", "compare two commits (or results) with statistics and a regression verdict", runCompare},
+		{"bisect", "find the first commit between a good and a bad one that regresses on given cells", runBisect},
 		{"noise", "measure what this machine can resolve: each cell's run-to-run and paired spread, an A/A compare", runNoise},
+		{"comment", "render a PR's benchmark comment from a run's verdict.json, escaped, with its plots checked", runComment},
 		{"nightly", "run the nightly matrix, record it in the history, detect change points", runNightly},
 		{"merge", "combine results files (of shards) into one", runMerge},
 		{"plot", "draw the plots of a results or compare directory", runPlot},

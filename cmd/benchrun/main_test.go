@@ -42,6 +42,8 @@ func TestGolden(t *testing.T) {
 			"--rows", "200_000", "--persist", "on,off", "--barrier", "100ms,1s", "--par", "1,2", "--count", "5", "--pairing", "sequential"}, room},
 		{"run-dry-run-scale", []string{"run", "--dry-run", "--matrix", "scale"}, room},
 		{"run-dry-run-scale-sweep", []string{"run", "--dry-run", "--matrix", "scale", "--rows", "100000", "--vnodes", "1,256,4096", "--par", "1,2,4,8"}, room},
+		{"run-dry-run-chunk-limit", []string{"run", "--dry-run", "--rows", "100000", "--persist", "on", "--barrier", "100ms", "--chunk", "256,1024",
+			"--limit", "none,200k/s..50k/s@50%,0/s..100k/s@2s", "--count", "2", "--pairing", "sequential"}, room},
 		{"profiles", []string{"profiles"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

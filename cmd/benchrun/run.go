@@ -69,10 +69,11 @@ var dimensionHelp = map[string]string{
 	"scan":     "scan strategies",
 	"barrier":  "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)",
 	"changes":  "upstream changes: per second (10k/s) or per epoch (500/epoch); default: 10k/s, or 1% of the barrier's rows per epoch",
-	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none",
+	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none, or a step mid-job at a per cent of the rows or a time (200k/s..50k/s@50%, 0/s..100k/s@2s; 0/s pauses, as in the engine); one bucket per actor, kept across the scan's reopens",
 	"read":     "read modes of the scan after a barrier: uncommitted (the sealed epoch, without waiting for its commit; the default) or checkpoint (the last checkpoint and the changes buffered since)",
 	"ckpt":     "checkpoint frequencies: every n-th barrier syncs (1: every one, the default; the seed's era used 10)",
 	"vnodes":   "vnode counts (the default 256 is the engine's); cells with more actors (par) than vnodes are skipped, saying so",
+	"chunk":    "snapshot chunk sizes in rows (the default 256 is the engine's stream_chunk_size; 1024 was the seed era's)",
 	"par":      "backfill actors",
 }
 
@@ -95,7 +96,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
-	fs.BoolVar(&cfg.RawCopy, "raw-copy", false, "also run a raw Pebble copy of every table, --count times after the cells: the reference of fit's scale plot (default on for --matrix scale)")
+	fs.BoolVar(&cfg.RawCopy, "raw-copy", false, "also run the baselines, --count times after the cells: every table's append-order copy (the storage's limit), every cell's replay (its epoch batches and syncs without the executor) and scan-only read; the summary divides each cell by them and fit's scale plot draws them (default on for --matrix scale)")
 	fs.BoolVar(&cfg.NoPlots, "no-plots", false, "do not draw plots")
 	shard := fs.String("shard", "", "run only shard `i/n` of the matrix: a deterministic part, balanced by estimated cost")
 	fs.Usage = func() {

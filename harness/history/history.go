@@ -97,6 +97,9 @@ type Alert struct {
 	Delta     float64      `json:"delta"` // relative change of the level
 	P         float64      `json:"p"`
 	Threshold float64      `json:"threshold"`
+	// Previous is the commit of the night before the change (or before the newest
+	// night): the good end of a bisect to the commit that made it.
+	Previous string `json:"previous_commit,omitempty"`
 }
 
 // Config tunes the analysis of a history.
@@ -253,7 +256,11 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 			delta := after/before - 1
 			if st := status(delta, s.better, th); st != judge.NoRegression && before != 0 {
 				n := nights[s.nights[cp.Index]]
-				alerts = append(alerts, Alert{Kind: AlertChange, Status: st, Cell: s.cell, Unit: s.unit, Night: n.Name, Commit: n.Commit, Delta: delta, P: cp.P, Threshold: th})
+				a := Alert{Kind: AlertChange, Status: st, Cell: s.cell, Unit: s.unit, Night: n.Name, Commit: n.Commit, Delta: delta, P: cp.P, Threshold: th}
+				if cp.Index > 0 {
+					a.Previous = nights[s.nights[cp.Index-1]].Commit
+				}
+				alerts = append(alerts, a)
 			}
 			start = cp.Index
 		}
@@ -269,6 +276,7 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 		if ref := pool(s.samples[ref0:k]); len(ref) > 0 {
 			if a, p, ok := compareSamples(ref, s.samples[k], s, th, status); ok {
 				a.Kind, a.Night, a.Commit = AlertNewest, nights[last].Name, nights[last].Commit
+				a.Previous = nights[s.nights[k-1]].Commit
 				tests = append(tests, pending{a, p})
 			}
 		}

@@ -60,9 +60,10 @@ func TestHistoryStepIsAChangePoint(t *testing.T) {
 	var found bool
 	for _, a := range alerts {
 		if a.Kind == AlertChange {
-			found = a.Status == judge.Regression && a.Commit == "c12" && a.Delta < -0.05
+			// The night before the change is the good end of a bisect.
+			found = a.Status == judge.Regression && a.Commit == "c12" && a.Previous == "c11" && a.Delta < -0.05
 			if !found {
-				t.Errorf("change alert %+v, want a regression at commit c12", a)
+				t.Errorf("change alert %+v, want a regression at commit c12, after c11", a)
 			}
 		}
 	}
@@ -79,8 +80,8 @@ func TestHistoryNewestNightRegression(t *testing.T) {
 		return 100
 	})
 	newest := NewestRegressions(analyze(t, nights))
-	if len(newest) != 1 || newest[0].Commit != "c09" {
-		t.Errorf("newest-night regressions %+v, want one at c09", newest)
+	if len(newest) != 1 || newest[0].Commit != "c09" || newest[0].Previous != "c08" {
+		t.Errorf("newest-night regressions %+v, want one at c09, after c08", newest)
 	}
 	// An improvement in the newest night is not a regression.
 	nights = syntheticNights(2, 10, func(i int) float64 {

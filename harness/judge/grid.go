@@ -62,6 +62,7 @@ type GridCell struct {
 	Summary benchmath.Summary
 	Base    *GridCell             // the first column's cell; nil in it or when missing
 	Cmp     *benchmath.Comparison // against Base
+	Exact   bool                  // the unit is declared assume=exact: a run measures it without noise
 }
 
 // Delta is the relative change of the center against Base (0.05 = +5 %); ok is false
@@ -161,7 +162,7 @@ func NewGrid(cfg GridConfig, results []*benchfmt.Result, units benchfmt.UnitMeta
 		assumption := units.GetAssumption(unit)
 		for k, vals := range b.values {
 			s := benchmath.NewSample(slices.Clone(vals), &thresholds)
-			c := &GridCell{Raw: vals, Sample: s, Summary: assumption.Summary(s, Confidence)}
+			c := &GridCell{Raw: vals, Sample: s, Summary: assumption.Summary(s, Confidence), Exact: assumption == benchmath.AssumeExact}
 			if !b.unpaired[k] {
 				c.Rounds = b.rounds[k]
 			}

@@ -21,7 +21,9 @@ type Thresholds map[string]float64
 // DefaultThresholds gate the steady state's throughput and CPU per row, its median
 // barrier latency, write amplification on the hot path and the job's allocations
 // (with work-driven barriers the last two repeat exactly, so they settle where the
-// timed figures cannot). The barrier p99 is
+// timed figures cannot), and the cost of persisting state on its own: the state
+// rows and bytes per barrier, the bytes persistence adds and state ÷ MV bytes
+// (exact units: with work-driven barriers one run settles them). The barrier p99 is
 // shown but not judged by default: over 120 barriers it is the second slowest,
 // which moved 50–90 % between runs of one build on a 2-core machine (benchrun
 // noise), so no compare could settle it at any useful threshold.
@@ -30,7 +32,8 @@ func DefaultThresholds() Thresholds {
 		contract.UnitWriteAmp: 0.02, contract.UnitAllocs: 0.02,
 		// The nightly's recovery cell: the rows emitted again are exact under a
 		// work-driven cadence; the recovery time is a wall time.
-		contract.UnitReemittedRows: 0.01, contract.UnitRecoverySec: 0.10}
+		contract.UnitReemittedRows: 0.01, contract.UnitRecoverySec: 0.10,
+		contract.UnitStateRows: 0.01, contract.UnitStateBytes: 0.01, contract.UnitPersistBytes: 0.01, contract.UnitStatePerMV: 0.01}
 }
 
 // Set parses "unit=pct,unit=pct" (e.g. "rows/s=5%,write-amp=1%") into t; a

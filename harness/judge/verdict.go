@@ -102,6 +102,10 @@ type Finding struct {
 	Detectable *float64 `json:"detectable,omitempty"`
 	Status     Status   `json:"status"`
 	Confirm    *Stat    `json:"confirm_head,omitempty"` // the head's sample in the confirmation
+
+	// FromZero: the base is zero in every run and the head is not, a change with no
+	// ratio (Delta is 0), beyond any threshold.
+	FromZero bool `json:"from_zero,omitempty"`
 }
 
 // interval is the change's interval, ±Inf where absent.
@@ -409,7 +413,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 // returns the standard error and floor of its test, for the detectable change.
 func (f *Finding) estimate(base, head *GridCell) (se, floor float64) {
 	c := CompareCells(base, head)
-	f.Pairs, f.Delta, f.Lo, f.Hi, f.P = c.Pairs, c.Delta, c.Lo, c.Hi, c.P
+	f.Pairs, f.Delta, f.Lo, f.Hi, f.P, f.FromZero = c.Pairs, c.Delta, c.Lo, c.Hi, c.P, c.FromZero
 	return c.se, c.floor
 }
 
@@ -421,12 +425,21 @@ type Change struct {
 	P      float64
 	se     float64 // standard error of the log ratio
 	floor  float64 // the smallest p-value the test can give at this n
+
+	// FromZero: the base is zero in every run, the head is not and not below zero;
+	// the change has no ratio (Delta is 0).
+	FromZero bool
 }
 
-// CompareCells compares two cells of a grid: paired when they share rounds (the
-// Hodges–Lehmann estimate of the per-round ratio, the Wilcoxon signed-rank test),
-// else the two-sample Hodges–Lehmann ratio and the Mann–Whitney U test.
+// CompareCells compares two cells of a grid: zero on both sides, or a unit
+// declared exact that repeated exactly on each side, without statistics (see
+// compareExact); else paired when they share rounds (the Hodges–Lehmann estimate
+// of the per-round ratio, the Wilcoxon signed-rank test), else the two-sample
+// Hodges–Lehmann ratio and the Mann–Whitney U test.
 func CompareCells(base, head *GridCell) Change {
+	if c, ok := compareExact(base, head); ok {
+		return c
+	}
 	var c Change
 	interval := func(lo, hi float64, ok bool) {
 		if ok {
@@ -443,7 +456,7 @@ func CompareCells(base, head *GridCell) Change {
 		c.se, c.floor = stddev(d)/math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
 		return c
 	}
-	if head.Cmp != nil && head.Base == base {
+	if head.Cmp != nil && head.Base == base && !head.Exact { // an exact unit's comparison says p = 0 whatever the values
 		c.P = head.Cmp.P
 	} else {
 		c.P = benchmath.AssumeNothing.Compare(base.Sample, head.Sample).P
@@ -456,6 +469,7 @@ func CompareCells(base, head *GridCell) Change {
 		if base.Summary.Center != 0 {
 			c.Delta = head.Summary.Center/base.Summary.Center - 1
 		}
+		c.FromZero = risesFromZero(base.Raw, head.Raw)
 		c.se = math.NaN()
 		return c
 	}
@@ -465,6 +479,57 @@ func CompareCells(base, head *GridCell) Change {
 	sb, sh := stddev(lb), stddev(lh)
 	c.se = math.Sqrt(sb*sb/float64(m) + sh*sh/float64(n))
 	return c
+}
+
+// compareExact settles, without sampling statistics, the pairs that need none:
+// zero in every run on both sides is no change (p = 1, an interval of [0, 0]),
+// whatever the unit; a unit declared exact (assume=exact) whose runs repeated one
+// value on each side changed by exactly the ratio of the two (p = 0 if they
+// differ, 1 if not), or rose from zero (FromZero, p = 0). ok is false for every
+// other pair, an exact unit whose runs varied included: statistics judge those.
+func compareExact(base, head *GridCell) (c Change, ok bool) {
+	b, bConst := constant(base.Raw)
+	h, hConst := constant(head.Raw)
+	if !bConst || !hConst || !(b == 0 && h == 0 || base.Exact && head.Exact) {
+		return Change{}, false
+	}
+	c.P = 1
+	switch {
+	case b == h:
+	case b == 0 && h < 0:
+		return Change{}, false // no ratio and no rise: the statistics say what they can
+	case b == 0:
+		c.P, c.FromZero = 0, true
+	default:
+		c.P, c.Delta = 0, h/b-1
+	}
+	if !c.FromZero {
+		d := c.Delta
+		c.Lo, c.Hi = &d, &d
+	}
+	return c, true
+}
+
+// constant is the one value of v, if every value is it.
+func constant(v []float64) (float64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	for _, x := range v[1:] {
+		if x != v[0] {
+			return 0, false
+		}
+	}
+	return v[0], true
+}
+
+// risesFromZero: base is zero in every run; head is nowhere below zero and
+// somewhere above it.
+func risesFromZero(base, head []float64) bool {
+	if b, ok := constant(base); !ok || b != 0 {
+		return false
+	}
+	return slices.Min(head) >= 0 && slices.Max(head) > 0
 }
 
 // binomial is n choose k, as a float.
@@ -491,6 +556,15 @@ func logs(v []float64) []float64 {
 // classify applies significance, threshold and direction, then equivalence.
 func classify(f Finding, alpha float64) Status {
 	bad := func(d float64) bool { return d != 0 && (d > 0) != (f.Better > 0) }
+	if f.FromZero { // a rise with no ratio: beyond any threshold, if significant
+		switch {
+		case f.PAdjusted > alpha:
+			return Inconclusive
+		case bad(1):
+			return Regression
+		}
+		return Improvement
+	}
 	if f.PAdjusted <= alpha && math.Abs(f.Delta) > f.Threshold {
 		if bad(f.Delta) {
 			return Regression

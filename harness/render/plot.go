@@ -43,7 +43,7 @@ var categoryColors = []color.Color{colorSky, colorGreen, colorVermilion, colorPu
 
 // keyUnits are the metrics the variant and trend plots show, those present.
 var keyUnits = []string{contract.UnitSteadyRows, contract.Tidy(contract.UnitSteadyCPU), contract.UnitBarrierP99, contract.UnitWriteAmp,
-	contract.UnitRowsPerSec, contract.Tidy(contract.UnitCPUPerRow)}
+	contract.UnitRowsPerSec, contract.Tidy(contract.UnitCPUPerRow), contract.UnitPersistBytes}
 
 // variantColor is the colour of the i-th variant (off/base, on/head, then others).
 func variantColor(i int) color.Color {
@@ -556,7 +556,7 @@ func PlotBytes(g *judge.Grid, colNames []string, base string) error {
 			}
 			s.GlyphStyle = draw.GlyphStyle{Color: colorBlack, Radius: vg.Points(5), Shape: draw.PyramidGlyph{}}
 			p.Add(s)
-			p.Legend.Add("logical bytes (write-amp = bar ÷ this)", s)
+			p.Legend.Add("logical bytes, state included (write-amp leaves state out)", s)
 		}
 	}
 	p.NominalX(labels...)

@@ -112,7 +112,7 @@ func TestSummaryOfTwoProfiles(t *testing.T) {
 	}
 }
 
-// TestPlotScale: results of three sizes and raw copies draw the scale plot; a
+// TestPlotScale: results of three sizes and their baselines draw the scale plot; a
 // single size draws nothing.
 func TestPlotScale(t *testing.T) {
 	var in strings.Builder
@@ -121,6 +121,8 @@ func TestPlotScale(t *testing.T) {
 			fmt.Fprintf(&in, "BenchmarkBackfill/profile=mem/workload=narrow/rows=%d/persist=%s/scan=merged/barrier=100rows/par=2-2 1 1000 ns/op %d rows/s 1.2 write-amp 0.01 state/mv-bytes\n", rows, persist, 1000000-rows)
 		}
 		fmt.Fprintf(&in, "BenchmarkRawCopy/profile=mem/workload=narrow/rows=%d-2 1 1000 ns/op 3000000 rows/s\n", rows)
+		fmt.Fprintf(&in, "BenchmarkScanOnly/profile=mem/workload=narrow/rows=%d/scan=merged/par=2-2 1 1000 ns/op 5000000 rows/s\n", rows)
+		fmt.Fprintf(&in, "BenchmarkReplay/profile=mem/workload=narrow/rows=%d/persist=on/scan=merged/barrier=100rows/par=2-2 1 1000 ns/op 2000000 rows/s\n", rows)
 	}
 	path := filepath.Join(t.TempDir(), "r.txt")
 	os.WriteFile(path, []byte(in.String()), 0o644)
@@ -139,5 +141,58 @@ func TestPlotScale(t *testing.T) {
 	}
 	if drawn, err := PlotScale(results[:2], "t", base+"-one"); err != nil || drawn {
 		t.Errorf("one size: drawn %v, err %v", drawn, err)
+	}
+}
+
+// TestWriteBaselines: each cell's rows/s is divided by its own replay's, its
+// table's append-order copy's and its scan's scan-only read's (medians), and a
+// cell without a baseline is left out.
+func TestWriteBaselines(t *testing.T) {
+	var in strings.Builder
+	for round, f := range []float64{1, 1.1, 0.9} {
+		for _, persist := range []string{"off", "on"} {
+			c := "profile=mem/workload=narrow/rows=1000/persist=" + persist + "/scan=merged/barrier=100rows/par=2"
+			bf := 900_000.0
+			if persist == "on" {
+				bf = 800_000
+			}
+			fmt.Fprintf(&in, "BenchmarkBackfill/%s-2 1 1000 ns/op %g rows/s\n", c, bf*f)
+			fmt.Fprintf(&in, "BenchmarkReplay/%s-2 1 1000 ns/op %g rows/s\n", c, 1_000_000*f)
+		}
+		fmt.Fprintf(&in, "BenchmarkRawCopy/profile=mem/workload=narrow/rows=1000-2 1 1000 ns/op %g rows/s\n", 2_000_000*f)
+		fmt.Fprintf(&in, "BenchmarkScanOnly/profile=mem/workload=narrow/rows=1000/scan=merged/par=2-2 1 1000 ns/op %g rows/s\n", 4_000_000*f)
+		_ = round
+	}
+	fmt.Fprintf(&in, "BenchmarkBackfill/profile=mem/workload=narrow/rows=5/persist=on/scan=merged/barrier=100rows/par=2-2 1 1000 ns/op 5 rows/s\n")
+	path := filepath.Join(t.TempDir(), "r.txt")
+	os.WriteFile(path, []byte(in.String()), 0o644)
+	results, _, err := contract.ReadFiles(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if wrote, err := WriteBaselines(&out, results); err != nil || !wrote {
+		t.Fatalf("wrote %v, err %v", wrote, err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("want a title, a header and two cells:\n%s", out.String())
+	}
+	for _, want := range []struct{ line, fields string }{
+		{lines[2], "900000 0.900 0.450 0.225 profile=mem/workload=narrow/rows=1000/persist=off/scan=merged/barrier=100rows/par=2"},
+		{lines[3], "800000 0.800 0.400 0.200 profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"},
+	} {
+		if got := strings.Join(strings.Fields(want.line), " "); got != want.fields {
+			t.Errorf("got  %s\nwant %s", got, want.fields)
+		}
+	}
+	for _, label := range []string{"÷ replay", "÷ append-order copy", "÷ scan-only"} {
+		if !strings.Contains(lines[1], label) {
+			t.Errorf("header %q lacks %q", lines[1], label)
+		}
+	}
+	var none strings.Builder
+	if wrote, _ := WriteBaselines(&none, results[len(results)-1:]); wrote || none.Len() > 0 {
+		t.Errorf("a cell without baselines wrote:\n%s", none.String())
 	}
 }

@@ -121,7 +121,10 @@ func formatStat(s judge.Stat, unit string) string {
 
 // formatDelta is the change with its 95 % interval: "-9.04% [-11.2%, -6.9%]".
 func formatDelta(f judge.Finding) string {
-	if f.Base.Median == 0 && f.Pairs == 0 {
+	if f.FromZero {
+		return "from 0"
+	}
+	if f.Base.Median == 0 && f.Pairs == 0 && f.Lo == nil { // zero on both sides has an interval: [0, 0]
 		return "?"
 	}
 	s := fmt.Sprintf("%+.2f%%", 100*f.Delta)
@@ -164,6 +167,9 @@ func writeMissing(w io.Writer, v *judge.Verdict, bullet string) {
 		names []string
 	}{{"base", v.OnlyInBase}, {"head", v.OnlyInHead}} {
 		for _, n := range m.names {
+			if bullet != "" { // markdown
+				n = Text(n)
+			}
 			fmt.Fprintf(w, "%smissing in %s, not compared: %s\n", bullet, map[string]string{"base": "head", "head": "base"}[m.side], n)
 		}
 	}
@@ -175,7 +181,14 @@ const maxReportRows = 150
 // WriteReport writes report.md: the verdict first, then the table, the cells only
 // one side has, notes, the exact command and the machine (both already rendered).
 func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots []string) {
-	fmt.Fprintf(w, "## backfill-bench: `%s` vs `%s`\n\n**%s**\n\n", v.Base, v.Head, headline(v))
+	writeVerdict(w, v, plots, func(p string) string { return "plots/" + p + ".png" })
+	fmt.Fprintf(w, "Command: %s  \nMachine: %s\n", Code(command), machine)
+}
+
+// writeVerdict writes the report's body, up to its legend: plots are linked by
+// plotURL(name).
+func writeVerdict(w io.Writer, v *judge.Verdict, plots []string, plotURL func(string) string) {
+	fmt.Fprintf(w, "## backfill-bench: %s vs %s\n\n**%s**\n\n", Code(v.Base), Code(v.Head), Text(headline(v)))
 	fmt.Fprintln(w, "| | cell | metric | base | head | change [95 % CI] | test | p (adj.) | threshold | detectable |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
 	findings := judgedFindings(v)
@@ -184,24 +197,23 @@ func WriteReport(w io.Writer, v *judge.Verdict, command, machine string, plots [
 			fmt.Fprintf(w, "\n… %d more rows in verdict.json\n", len(findings)-i)
 			break
 		}
-		fmt.Fprintf(w, "| %s | `%s` | %s %s | %s | %s | %s | %s | %.3f | %g%% | %s |\n", Mark(f.Status), f.Cell, f.Unit, arrow(f.Better),
+		fmt.Fprintf(w, "| %s | %s | %s %s | %s | %s | %s | %s | %.3f | %g%% | %s |\n", Mark(f.Status), Code(f.Cell), Text(f.Unit), arrow(f.Better),
 			formatStat(f.Base, f.Unit), formatStat(f.Head, f.Unit), formatDelta(f), testName(f), f.PAdjusted, 100*f.Threshold, formatDetectable(f))
 	}
 	fmt.Fprintln(w)
 	writeMissing(w, v, "- ")
 	for _, n := range v.Notes {
-		fmt.Fprintf(w, "- note: %s\n", n)
+		fmt.Fprintf(w, "- note: %s\n", Text(n))
 	}
 	writeWhy(w, v.Why)
 	if len(plots) > 0 {
 		fmt.Fprint(w, "\n### Plots\n\n")
 		for _, p := range plots {
-			fmt.Fprintf(w, "![%s](plots/%s.png)\n", p, p)
+			fmt.Fprintf(w, "![%s](%s)\n", p, plotURL(p))
 		}
 	}
 	fmt.Fprintf(w, "\n%s A pair regresses only if its change is significant after %s correction over all judged pairs **and** beyond its threshold in the bad direction; it shows no regression only if its change's 95 %% interval stays inside the threshold on the bad side. Paired pairs (base and head of each round ran as a pair: at once in a duet, else back to back): the change is the Hodges–Lehmann estimate of the per-round ratio, p from the Wilcoxon signed-rank test; unpaired ones (results files): the two-sample Hodges–Lehmann estimate of the ratio, p from the Mann–Whitney U test, as benchstat. Detectable: the smallest change found with 90 %% probability at the corrected level. All metrics: `metrics.txt`.\n\n",
 		legendVerdict, correctionName(v.Correction))
-	fmt.Fprintf(w, "Command: `%s`  \nMachine: %s\n", command, machine)
 }
 
 // writeByteChanges renders a regressed cell's bytes by category, medians per side.
@@ -215,7 +227,7 @@ func writeByteChanges(w io.Writer, bytes []judge.ByteChange) {
 		if b.Delta != nil {
 			change = fmt.Sprintf("%+.2f%%", 100**b.Delta)
 		}
-		fmt.Fprintf(w, "| %s | %sB | %sB | %s |\n", b.Unit, benchunit.Scale(b.Base, benchunit.Binary), benchunit.Scale(b.Head, benchunit.Binary), change)
+		fmt.Fprintf(w, "| %s | %sB | %sB | %s |\n", Text(b.Unit), benchunit.Scale(b.Base, benchunit.Binary), benchunit.Scale(b.Head, benchunit.Binary), change)
 	}
 	fmt.Fprintln(w)
 }
@@ -225,10 +237,10 @@ func writeByteChanges(w io.Writer, bytes []judge.ByteChange) {
 // the command that opens the diff.
 func writeWhy(w io.Writer, whys []judge.Why) {
 	for _, y := range whys {
-		fmt.Fprintf(w, "\n### Why `%s` regressed\n\n", y.Cell)
+		fmt.Fprintf(w, "\n### Why %s regressed\n\n", Code(y.Cell))
 		writeByteChanges(w, y.Bytes)
 		if y.Error != "" {
-			fmt.Fprintf(w, "Not profiled: %s\n", y.Error)
+			fmt.Fprintf(w, "Not profiled: %s\n", Text(y.Error))
 			continue
 		}
 		for _, d := range []struct {
@@ -255,12 +267,12 @@ func writeWhy(w io.Writer, whys []judge.Why) {
 			fmt.Fprintf(w, "%s: base %s%s, head %s%s\n\n| function | base | head | added |\n|---|---|---|---|\n", d.title,
 				benchunit.Scale(d.diff.BaseTotal, class), unit, benchunit.Scale(d.diff.HeadTotal, class), unit)
 			for _, f := range d.funcs(d.diff) {
-				fmt.Fprintf(w, "| `%s` | %s%s | %s%s | +%s%s |\n", f.Name, benchunit.Scale(f.Base, class), unit, benchunit.Scale(f.Head, class), unit, benchunit.Scale(f.Delta, class), unit)
+				fmt.Fprintf(w, "| %s | %s%s | %s%s | +%s%s |\n", Code(f.Name), benchunit.Scale(f.Base, class), unit, benchunit.Scale(f.Head, class), unit, benchunit.Scale(f.Delta, class), unit)
 			}
 			fmt.Fprintln(w)
 		}
 		if len(y.Profiles) >= 2 {
-			fmt.Fprintf(w, "`go tool pprof -diff_base %s %s` (add `-tagfocus phase=job` for the job alone)\n", y.Profiles[0], y.Profiles[1])
+			fmt.Fprintf(w, "%s (add `-tagfocus phase=job` for the job alone)\n", Code("go tool pprof -diff_base "+y.Profiles[0]+" "+y.Profiles[1]))
 		}
 	}
 }

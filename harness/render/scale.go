@@ -3,8 +3,10 @@ package render
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"golang.org/x/perf/benchfmt"
 	"gonum.org/v1/plot"
@@ -12,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
 // scaleMetrics are the panels of the scale plot: a metric per size, with its
@@ -20,6 +23,7 @@ var scaleMetrics = []struct{ unit, label string }{
 	{contract.UnitRowsPerSec, "rows/s (higher is better)"},
 	{contract.UnitWriteAmp, "write-amp (lower is better)"},
 	{contract.UnitStatePerMV, "state ÷ MV bytes"},
+	{contract.UnitPersistBytes, "bytes persistence adds per job (persist-B/op)"},
 }
 
 // logTicks marks a log axis at powers of ten, or, when the range holds fewer than
@@ -40,9 +44,10 @@ var logTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
 
 // PlotScale draws how a configuration's figures grow with the table: rows/s,
 // write-amp and state ÷ MV bytes against rows on log-log axes, one line per
-// persistence mode (the median per size), and the raw copy's rows/s as the
-// reference where the results hold BenchmarkRawCopy runs. It returns false when
-// the results have fewer than two sizes.
+// persistence mode (the median per size), and the baselines' rows/s as references
+// where the results hold them: the append-order copy (grey, dashed), the
+// scan-only read (black, dotted) and each cell's replay (its colour, dashed). It
+// returns false when the results have fewer than two sizes.
 func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 	type key struct {
 		series string
@@ -72,10 +77,7 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 	}
 	for _, r := range results {
 		if c, ok := contract.CellOf(r); ok {
-			s := "persist=" + contract.OnOff(c.Persist)
-			if len(barriers) > 1 { // one line per cadence too: their epochs differ
-				s = "barrier=" + c.Barrier.String() + " " + s
-			}
+			s := seriesOf(c, len(barriers) > 1)
 			for _, m := range scaleMetrics {
 				if v, ok := r.Value(m.unit); ok {
 					add(m.unit, s, c.Rows, v)
@@ -83,13 +85,23 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 			}
 			continue
 		}
-		if base, parts := r.Name.Parts(); string(base) == "RawCopy" {
+		base, parts := r.Name.Parts()
+		v, ok := r.Value(contract.UnitRowsPerSec)
+		if !ok {
+			continue
+		}
+		switch string(base) {
+		case contract.RawCopyBenchmark, contract.ScanOnlyBenchmark:
 			var rows int64
 			for _, p := range parts {
 				fmt.Sscanf(strings.TrimPrefix(string(p), "/"), "rows=%d", &rows)
 			}
-			if v, ok := r.Value(contract.UnitRowsPerSec); ok && rows > 0 {
-				add(contract.UnitRowsPerSec, "raw copy", rows, v)
+			if rows > 0 {
+				add(contract.UnitRowsPerSec, baselineLabel(string(base)), rows, v)
+			}
+		case contract.ReplayBenchmark:
+			if c, err := contract.ParseName(strings.TrimPrefix(contract.Label(string(r.Name)), contract.ReplayBenchmark+"/")); err == nil {
+				add(contract.UnitRowsPerSec, replayPrefix+seriesOf(c, len(barriers) > 1), c.Rows, v)
 			}
 		}
 	}
@@ -126,9 +138,18 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 				return false, err
 			}
 			c := variantColor(j)
-			if s == "raw copy" {
+			switch {
+			case s == baselineLabel(contract.RawCopyBenchmark):
 				c = colorGrey
 				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			case s == baselineLabel(contract.ScanOnlyBenchmark):
+				c = colorBlack
+				l.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
+			case strings.HasPrefix(s, replayPrefix): // its cell's colour, dashed
+				if k := slices.Index(series, strings.TrimPrefix(s, replayPrefix)); k >= 0 {
+					c = variantColor(k)
+				}
+				l.Dashes = []vg.Length{vg.Points(6), vg.Points(2)}
 			}
 			l.Color, pts.Color = c, c
 			p.Add(l, pts)
@@ -143,4 +164,86 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 		panels = append(panels, []*plot.Plot{p})
 	}
 	return true, savePlots(panels, plotWidth, plotHeight*vg.Length(0.8*float64(len(panels))), base)
+}
+
+// replayPrefix names a replay's line: "replay " and its cell's series.
+const replayPrefix = "replay "
+
+// seriesOf is a cell's line in the scale plot: its persistence mode, and its
+// cadence when the results have several (their epochs differ).
+func seriesOf(c contract.Cell, cadences bool) string {
+	s := "persist=" + contract.OnOff(c.Persist)
+	if cadences {
+		s = "barrier=" + c.Barrier.String() + " " + s
+	}
+	return s
+}
+
+// baselineLabel is how tables and plots name a baseline's benchmark.
+func baselineLabel(benchmark string) string {
+	for _, b := range contract.Baselines {
+		if b.Benchmark == benchmark {
+			return b.Label
+		}
+	}
+	return benchmark
+}
+
+// WriteBaselines writes, for every backfill cell of the results that has a
+// baseline among them, its rows/s divided by each baseline's (medians over the
+// rounds): ÷ replay is the executor's own cost (1 = none), ÷ append-order copy
+// the distance from the storage's limit for the table, ÷ scan-only the share of
+// the time the reads take. It writes nothing and returns false when no cell has
+// a baseline.
+func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
+	byName := map[string][]float64{}
+	var cells []contract.Cell
+	for _, r := range results {
+		v, ok := r.Value(contract.UnitRowsPerSec)
+		if !ok {
+			continue
+		}
+		name := contract.Label(string(r.Name))
+		if c, ok := contract.CellOf(r); ok {
+			name = c.FullName()
+			if _, seen := byName[name]; !seen {
+				cells = append(cells, c)
+			}
+		}
+		byName[name] = append(byName[name], v)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	header := "backfill rows/s\t"
+	for _, b := range contract.Baselines {
+		header += "÷ " + b.Label + "\t"
+	}
+	wrote := false
+	for _, c := range cells {
+		bf := judge.Median(byName[c.FullName()])
+		line := fmt.Sprintf("%.0f\t", bf)
+		any := false
+		for _, b := range contract.Baselines {
+			if vs := byName[c.BaselineName(b.Benchmark)]; len(vs) > 0 && bf > 0 {
+				line += fmt.Sprintf("%.3f\t", bf/judge.Median(vs))
+				any = true
+			} else {
+				line += "—\t"
+			}
+		}
+		if !any {
+			continue
+		}
+		if !wrote {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+				return false, err
+			}
+			fmt.Fprintf(tw, "%s\tcell\n", header)
+			wrote = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", line, c.Name())
+	}
+	if !wrote {
+		return false, nil
+	}
+	return true, tw.Flush()
 }

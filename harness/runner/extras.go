@@ -16,7 +16,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 )
 
-// Extra is a benchmark run beside the cells, after them: a raw copy or a recovery.
+// Extra is a benchmark run beside the cells, after them: a baseline or a recovery.
 type Extra interface {
 	Name() string // as the bench binary reports it, without the GOMAXPROCS suffix
 	ProfileName() string
@@ -84,6 +84,51 @@ func (r RawCopy) args(profileFiles []string) []string {
 		args = append(args, "-"+contract.FlagProfileFile, strings.Join(profileFiles, ","))
 	}
 	return args
+}
+
+// Baseline is a replay or scan-only baseline of a cell (contract.Baselines).
+type Baseline struct {
+	Cell      contract.Cell
+	Benchmark string // contract.ReplayBenchmark or contract.ScanOnlyBenchmark
+}
+
+// Name is the baseline's benchmark name, as the bench binary reports it.
+func (b Baseline) Name() string { return b.Cell.BaselineName(b.Benchmark) }
+
+// ProfileName is the profile it runs on.
+func (b Baseline) ProfileName() string { return b.Cell.Profile }
+
+// args run exactly this baseline once: the cell's flags, its benchmark selected.
+func (b Baseline) args(profileFiles []string) []string {
+	args := b.Cell.Args("", profileFiles)
+	for i := range args {
+		if args[i] == "-test.bench" {
+			args[i+1] = contract.BenchRegexp(b.Benchmark, strings.TrimPrefix(b.Name(), b.Benchmark+"/"))
+		}
+	}
+	return args
+}
+
+// BaselinesOf are the baselines of the cells, table by table in the cells' order:
+// each table's append-order copy, then each distinct scan's scan-only read, then
+// every cell's replay.
+func BaselinesOf(cells []contract.Cell) []Extra {
+	var out []Extra
+	seen := map[string]bool{}
+	for _, rc := range RawCopiesOf(cells) {
+		out = append(out, rc)
+		r := rc.(RawCopy)
+		for _, kind := range []string{contract.ScanOnlyBenchmark, contract.ReplayBenchmark} {
+			for _, c := range cells {
+				b := Baseline{c, kind}
+				if (RawCopy{c.Profile, c.Workload, c.Rows}) == r && !seen[b.Name()] {
+					seen[b.Name()] = true
+					out = append(out, b)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // RunExtras runs each extra count times on the side's binary, round by round,

@@ -107,8 +107,11 @@ func EstimateCost(c contract.Cell, p profile.Profile) float64 {
 	if bw := max(p.WriteBandwidth, p.Bandwidth); bw > 0 {
 		cost += bytes / float64(bw)
 	}
-	if c.Limit > 0 { // the scan cannot go faster than its limit
-		cost = max(cost, 0.3+float64(c.Rows)/float64(int64(c.Limit)*int64(c.Par)))
+	if r := c.Limit.Slowest(); r > 0 { // the scan cannot go faster than its limit
+		cost = max(cost, 0.3+float64(c.Rows)/float64(r*int64(c.Par)))
+	}
+	if c.Limit.Paused() { // it waits out the pause first
+		cost += c.Limit.Step.After.Seconds()
 	}
 	return cost
 }

@@ -100,7 +100,7 @@ func TestEstimateCostHonoursTheRateLimit(t *testing.T) {
 	}
 	c := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 300_000, Par: 2, Barrier: contract.Every(100 * time.Millisecond)}
 	free := EstimateCost(c, p)
-	c.Limit = 10_000 // two actors at 10k rows/s: 15 s of scan
+	c.Limit = contract.RateLimit{Rate: 10_000} // two actors at 10k rows/s: 15 s of scan
 	if limited := EstimateCost(c, p); limited < 15 || limited <= free {
 		t.Errorf("estimate %v s with a 10k/s limit (%v s without), want at least 15 s", limited, free)
 	}

@@ -1,0 +1,269 @@
+package pipeline
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+)
+
+// EpochLog holds the epoch batches a backfill job committed (each batch's contents
+// and whether it synced), spilled to a temporary file: at 10⁷ rows they are
+// gigabytes. Set Config.RecordEpochs to one to record a job's batches; Job.Replay
+// commits them again without the executor.
+type EpochLog struct {
+	f      *os.File
+	w      *bufio.Writer
+	epochs int
+	bytes  int64
+	// The rows the recorded job processed, which a replay reports as its own: the
+	// same work.
+	snapshotRows, upstreamRows int64
+}
+
+// epochLogHeader is a record's header: epoch (8 bytes), checkpoint flag (1), length (4).
+const epochLogHeader = 13
+
+// NewEpochLog creates an empty log in dir ("" for the system's temporary directory).
+func NewEpochLog(dir string) (*EpochLog, error) {
+	f, err := os.CreateTemp(dir, "epochs-*.log")
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: epoch log: %w (set TMPDIR to a directory with room for the job's batches)", err)
+	}
+	return &EpochLog{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// add appends one committed epoch batch, whose epoch processed the rows given;
+// repr is copied out before it returns.
+func (l *EpochLog) add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error {
+	var h [epochLogHeader]byte
+	binary.BigEndian.PutUint64(h[:8], epoch)
+	if checkpoint {
+		h[8] = 1
+	}
+	binary.BigEndian.PutUint32(h[9:], uint32(len(repr)))
+	if _, err := l.w.Write(h[:]); err != nil {
+		return fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+	}
+	if _, err := l.w.Write(repr); err != nil {
+		return fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+	}
+	l.epochs++
+	l.bytes += int64(len(repr))
+	l.snapshotRows += snapshotRows
+	l.upstreamRows += upstreamRows
+	return nil
+}
+
+// Epochs is the number of batches recorded.
+func (l *EpochLog) Epochs() int { return l.epochs }
+
+// Close removes the log's file.
+func (l *EpochLog) Close() error {
+	l.f.Close()
+	return os.Remove(l.f.Name())
+}
+
+// reader rewinds the log and reads it from the start.
+func (l *EpochLog) reader() (*bufio.Reader, error) {
+	if err := l.w.Flush(); err != nil {
+		return nil, fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+	}
+	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+	}
+	return bufio.NewReaderSize(l.f, 1<<20), nil
+}
+
+// Replay is the executor-free baseline of a backfill: it commits, one by one as
+// fast as the storage takes them, the epoch batches a backfill of the same
+// configuration recorded in log (A's changes, B's rows, the state rows), each
+// synced as it was, on a DB with A loaded as Prepare loads it. The batches' order,
+// keys, values and syncs are the backfill's; what is left out is the executor (the
+// scan, the merge, the filter, building the batches) and the stream. Backfill ÷
+// replay is then the executor's own overhead. It verifies B == A like Run. A
+// prepared job runs Run, RawCopy, Replay or ScanOnly, once.
+func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
+	if j.ran {
+		return nil, errors.New("pipeline: a job runs once; Prepare another")
+	}
+	j.ran = true
+	if log.epochs == 0 {
+		return nil, errors.New("pipeline: replay: the epoch log is empty: record a backfill into it first (Config.RecordEpochs)")
+	}
+	r, err := log.reader()
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Load: j.load}
+	fsStart := j.store.FS.Stats()
+	cpuStart := cpuTime()
+	start := time.Now()
+	var last *storage.Upload // uploads end in commit order: the last ends after all
+	var h [epochLogHeader]byte
+	var epoch uint64
+	for range log.epochs {
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			return nil, fmt.Errorf("pipeline: replay: epoch log: %w", err)
+		}
+		epoch = binary.BigEndian.Uint64(h[:8])
+		// The batch owns its contents until it is closed: a fresh slice each time.
+		repr := make([]byte, binary.BigEndian.Uint32(h[9:]))
+		if _, err := io.ReadFull(r, repr); err != nil {
+			return nil, fmt.Errorf("pipeline: replay: epoch log: %w", err)
+		}
+		b := j.store.DB.NewBatch()
+		if err := b.SetRepr(repr); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("pipeline: replay: epoch %d: %w", epoch, err)
+		}
+		u, err := j.store.CommitEpochAsync(b, epoch, h[8] == 1)
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: replay: %w", err)
+		}
+		if u != nil {
+			last = u
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	select {
+	case <-last.Done(): // at once without uploads
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	res.Wall = time.Since(start)
+	res.CPU = cpuTime() - cpuStart
+	fsJob := j.store.FS.Stats()
+	res.FS = fsJob.Sub(fsStart)
+	res.FinalEpoch = epoch
+
+	snap := j.store.Latest()
+	defer snap.Release()
+	rows, err := VerifyMV(snap.Snap, j.wl.Schema())
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: replay: epoch %d: %w", snap.Epoch, err)
+	}
+	res.MVRows = rows
+	res.SnapshotRows, res.UpstreamRows = log.snapshotRows, log.upstreamRows
+	res.Logical.MV = log.bytes // the batches' bytes: all of them are the job's writes
+	if err := j.settle(); err != nil {
+		return nil, err
+	}
+	res.Settle = j.store.FS.Stats().Sub(fsJob)
+	return res, nil
+}
+
+// ScanOnly is the read-side baseline: each actor reads its share of A's snapshot
+// as the backfill's scan does (the same iterators: merged in pk order over its
+// vnodes, or vnode by vnode, and each row decoded), and writes nothing. Backfill ÷
+// scan-only says how much of a backfill's time its reads are. It checks that the
+// actors together read every row of A.
+func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
+	if j.ran {
+		return nil, errors.New("pipeline: a job runs once; Prepare another")
+	}
+	j.ran = true
+	res := &Result{Load: j.load}
+	cpuStart := cpuTime()
+	start := time.Now()
+	snap := j.store.Latest()
+	defer snap.Release()
+	counts := make([]int64, j.cfg.Par)
+	errs := make([]error, j.cfg.Par)
+	var wg sync.WaitGroup
+	for a := range j.cfg.Par {
+		lo, hi := storage.OwnedVnodes(a, j.cfg.Par, j.cfg.Vnodes)
+		vnodes := make([]uint16, 0, hi-lo)
+		for v := lo; v < hi; v++ {
+			vnodes = append(vnodes, uint16(v))
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			counts[a], errs[a] = scanActor(ctx, j, snap, vnodes)
+		}()
+	}
+	wg.Wait()
+	res.Wall = time.Since(start)
+	res.CPU = cpuTime() - cpuStart
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("pipeline: scan-only: %w", err)
+	}
+	for _, n := range counts {
+		res.SnapshotRows += n
+	}
+	rows, err := countTable(snap.Snap, storage.TableUpstream)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: scan-only: %w", err)
+	}
+	if rows != res.SnapshotRows {
+		return nil, fmt.Errorf("pipeline: scan-only: the actors read %d rows but A has %d", res.SnapshotRows, rows)
+	}
+	res.FinalEpoch = snap.Epoch
+	return res, nil
+}
+
+// scanActor reads one actor's vnodes of A at snap, decoding every row, and
+// returns how many rows it read.
+func scanActor(ctx context.Context, j *Job, snap *storage.EpochSnapshot, vnodes []uint16) (int64, error) {
+	var it interface {
+		Next() (key, value []byte, ok bool)
+		Err() error
+		Close() error
+	}
+	var err error
+	if j.cfg.Scan == backfill.PerVnode {
+		it, err = backfill.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
+	} else {
+		it, err = backfill.NewMergeIter(snap.Snap, nil, storage.TableUpstream, vnodes, nil)
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	slab := make([]row.Datum, 0, 64)
+	var n int64
+	for {
+		key, val, ok := it.Next()
+		if !ok {
+			return n, it.Err()
+		}
+		if slab, err = row.DecodeValue(slab[:0], val); err != nil {
+			return n, fmt.Errorf("key %x: %w", key, err)
+		}
+		n++
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return n, err
+			}
+		}
+	}
+}
+
+// countTable counts the rows of table t in r.
+func countTable(r Reader, t storage.TableID) (int64, error) {
+	lo, hi := storage.TableBounds(t)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Error()
+}
