@@ -119,11 +119,11 @@ func TestInstructionWindow(t *testing.T) {
 	rel := func(c uint64) float64 { return float64(c)/float64(base) - 1 }
 	t.Logf("window: %d instructions (%.0f/row); with extra work in load and verification %+.2f %%; with %d steps/row %+.2f %%",
 		base, float64(base)/n, 100*rel(outside), rowSteps, 100*rel(perRow))
-	// 2×5 M steps are ~120 M instructions, near the window's size: in it, they could
-	// not hide in the run-to-run noise (≈ 1 % between two runs of this small job,
+	// 2×5 M steps are ~120 M instructions, ~80 % of the window: in it, they could
+	// not hide in the run-to-run noise (1–3 % between two runs of this small job,
 	// mostly Pebble's randomly seeded skiplist and the scans' overlay of sealed epochs).
-	if math.Abs(rel(outside)) > 0.03 {
-		t.Errorf("extra work in loading A and verifying the MV moved the window's count %+.2f %%: want within the noise (3 %%)", 100*rel(outside))
+	if math.Abs(rel(outside)) > 0.10 {
+		t.Errorf("extra work in loading A and verifying the MV moved the window's count %+.2f %%: want within the noise (10 %%, against +80 %% were it counted)", 100*rel(outside))
 	}
 	want, got := float64(calib)/float64(windowJob().Rows), (float64(perRow)-float64(base))/n
 	t.Logf("per-row work: %.1f instructions/row alone, %.1f in the job", want, got)
