@@ -22,10 +22,11 @@ test:
 bench:
 	$(GO) run ./cmd/benchrun run $(ARGS)
 
-## compare: compare BASE (a ref or results) with HEAD (default: the working tree): make compare BASE=main
+## compare: compare BASE (a ref or results) with HEAD (default: the working tree): make compare BASE=main [MEASURE=instructions]
+MEASURE ?= time
 compare:
-	@test -n "$(BASE)" || { echo "usage: make compare BASE=<ref or results> [HEAD=<ref or results>] [ARGS=...]"; exit 2; }
-	$(GO) run ./cmd/benchrun compare $(ARGS) $(BASE) $(HEAD)
+	@test -n "$(BASE)" || { echo "usage: make compare BASE=<ref or results> [HEAD=<ref or results>] [MEASURE=time|instructions] [ARGS=...]"; exit 2; }
+	$(GO) run ./cmd/benchrun compare --measure $(MEASURE) $(ARGS) $(BASE) $(HEAD)
 
 ## nightly: the nightly matrix (small by default: NIGHTLY_ARGS), recorded in results/history
 nightly:

@@ -12,6 +12,8 @@
 #   SRC           the checkout to compare (default: this repository); the PR
 #                 workflow checks the PR out apart from the trusted base
 #   COMPARE_ARGS  extra flags for benchrun compare, e.g. "--profile gp3 --count 10"
+#   MEASURE       instructions (default: each job's window counted under callgrind,
+#                 which a busy shared runner cannot move; needs valgrind) or time
 #
 # Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error,
 # 3 inconclusive. Inconclusive is not a pass: the script says so with the
@@ -33,7 +35,7 @@ fi
 base="$(git -C "$src" merge-base "$target" HEAD)" || { echo "no merge base of $target and HEAD" >&2; exit 2; }
 echo "comparing HEAD $(git -C "$src" rev-parse --short HEAD) with merge base $(git -C "$src" rev-parse --short "$base") of $target" >&2
 status=0
-"${benchrun[@]}" compare --src "$src" --out "$out" "${extra[@]}" "$base" HEAD || status=$?
+"${benchrun[@]}" compare --src "$src" --out "$out" --measure "${MEASURE:-instructions}" "${extra[@]}" "$base" HEAD || status=$?
 echo "report: $out/report.md" >&2
 if [ "$status" = 3 ]; then
 	# The headline is report.md's third line, in bold.

@@ -136,6 +136,7 @@ func Units() []benchfmt.UnitMetadata {
 	}
 	u = append(u, creatingUnits()...)
 	u = append(u, m(UnitMemTableStallSec, "lower"), m(UnitL0StallSec, "lower"), m(UnitCompactCPUPerRow, "lower"))
+	u = append(u, instructionUnits()...)
 	return u
 }
 

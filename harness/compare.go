@@ -242,6 +242,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			return again, err
 		}
 		why = func(v *judge.Verdict) {
+			if s.measure.instructions != nil {
+				explainCounts(v, traces) // the measured jobs' own dumps
+				return
+			}
 			var ps [2]profiledSide
 			for i := range ps {
 				ps[i] = profiledSide{Label: b.sides[i].Label, Binary: b.sides[i].Binary}
@@ -250,6 +254,13 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		}
 	}
 
+	countNote, err := checkCounts(measured.base.Results, measured.head.Results)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	if countNote != "" {
+		notes = append(notes, countNote)
+	}
 	v, g, measured, more, err := settle(ctx, cfg, measured, cfg.Matrix.Cells(), perCell, start.Add(cfg.Budget), extend)
 	if err != nil {
 		return nil, err

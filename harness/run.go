@@ -55,6 +55,7 @@ type Measure struct {
 	Src          string        // a directory in the module checkout to build and attribute
 	Timeout      time.Duration // per run (default 10m)
 	Pairing      string        // "duet", "sequential" or "": duet where the machine can (runner.DefaultPairing)
+	By           string        // MeasureTime ("" too) or MeasureInstructions
 }
 
 // measureSetup is a Measure checked once, with its profiles loaded.
@@ -63,6 +64,7 @@ type measureSetup struct {
 	profiles     *profile.Set
 	profileFiles []string // absolute
 	pairing      runner.Pairing
+	instructions *runner.Instructions // nil: wall-clock
 }
 
 // setup checks the measure and loads its profiles; errors are ConfigErrors.
@@ -101,6 +103,9 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 		log.Warn("cells skipped: more actors than vnodes", "why", sk)
 	}
 	s := &measureSetup{Measure: m, profiles: profiles, pairing: pairing}
+	if s.instructions, err = m.instructions(context.Background()); err != nil {
+		return bad(err)
+	}
 	for _, f := range m.ProfileFiles {
 		a, err := filepath.Abs(f)
 		if err != nil {
@@ -114,7 +119,7 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 // passConfig is the runner's configuration of one pass of this measure in dir.
 func (s *measureSetup) passConfig(dir, name string, o Output) runner.PassConfig {
 	return runner.PassConfig{Dir: dir, Name: name, Profiles: s.profiles, ProfileFiles: s.profileFiles, Timeout: s.Timeout,
-		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing}
+		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing, Instructions: s.instructions}
 }
 
 // RunConfig configures `benchrun run`.

@@ -14,6 +14,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
 
 // Scan is a scan strategy: RisingWave's no-shuffle backfill (merged), arrangement
@@ -490,6 +491,7 @@ func (e *Executor) scanOne() error {
 		e.limit.Take(time.Now())
 	}
 	e.part.SnapshotRows++
+	extrawork.Row()
 	if e.cfg.EpochRows > 0 && e.part.SnapshotRows >= e.cfg.EpochRows {
 		// The epoch's rows are read: emit them, so the position is the one the
 		// barrier will filter by, and wait for the barrier.

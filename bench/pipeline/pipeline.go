@@ -26,6 +26,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/internal/callgrind"
+	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -581,6 +583,7 @@ func lastChangeEpoch(n int) uint64 {
 }
 
 func (j *Job) loadA(ctx context.Context) error {
+	extrawork.Load()
 	if err := j.src.LoadInitial(j.store.DB, 4096); err != nil {
 		return fmt.Errorf("pipeline: load A: %w", err)
 	}
@@ -662,6 +665,8 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	ctx = pprof.WithLabels(ctx, pprof.Labels("phase", "job"))
 	pprof.SetGoroutineLabels(ctx)
 
+	win := openWindow()
+	defer win.Stop()
 	res := &Result{Load: j.load}
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
@@ -688,6 +693,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	col.netRows = j.mvRows
 	j.progress = newProgressCheck(j)
 	col.progress = j.progress
+	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
 	var gate *source.Gate
@@ -860,18 +866,14 @@ var errJobDone = errors.New("job done")
 // compaction has failed: Pebble stalls commits while the memtables wait for a flush
 // and retries a failed flush forever, so the collector may be stuck in a commit until
 // the disk recovers. Run's deferred cancel stops the others; Close waits for that commit.
+// It waits on channels, not a polling ticker, so a job counted under callgrind does
+// the same work however slowly it runs.
 func (j *Job) awaitStop() error {
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-j.stopped:
-			return nil
-		case <-tick.C:
-			if err := j.store.Err(); err != nil {
-				return err
-			}
-		}
+	select {
+	case <-j.stopped:
+		return nil
+	case <-j.store.Failed():
+		return j.store.Err()
 	}
 }
 
@@ -911,6 +913,8 @@ type collector struct {
 	record      *EpochLog     // nil: not recording
 	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
 	progress    *progressCheck
+
+	window *callgrind.Window // the job's callgrind window: closed at the final commit
 }
 
 // epochUpload is the upload of the checkpoint of c.res.Epochs[epoch].
@@ -1212,6 +1216,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		if finished < c.par {
 			return false, fmt.Errorf("final epoch %d committed with unfinished actors", epoch)
 		}
+		c.window.Stop()
 		c.done, c.finalEpoch, c.finalCommit = true, epoch, now
 		return true, nil
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/memcmp"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
 
 // Reader is what VerifyMV reads: a snapshot, the DB, or an indexed batch.
@@ -22,6 +23,7 @@ type Reader interface {
 // vnode|pk keys with the same values, and returns the row count. The error names the
 // first differing key.
 func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
+	extrawork.Verify()
 	return compareTables(snap, s, storage.TableUpstream, span{}, storage.TableMV, span{}, "MV verification", "A", "B")
 }
 

@@ -94,7 +94,8 @@ type Store struct {
 	checkpoint *EpochSnapshot // of the last checkpoint (a synced commit)
 	sealed     []sealedEpoch  // epochs sealed and not yet committed, oldest first
 
-	bgErr atomic.Pointer[error] // the first failed flush or compaction
+	bgErr  atomic.Pointer[error] // the first failed flush or compaction
+	failed chan struct{}         // closed with the first such failure
 
 	// Write stalls so far: how many, their total time, and when the current one
 	// began (unix ns; 0: none); and the bytes of the commits that waited in one.
@@ -133,7 +134,7 @@ func Open(o Options) (*Store, error) {
 	if o.MemTables == 0 {
 		o.MemTables = DefaultMemTables
 	}
-	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{})}
+	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{}), failed: make(chan struct{})}
 	s.serialFlushes = s.objectStore && !o.Throttle.ObjectStore()
 	opts := &pebble.Options{
 		FS:           s.FS,
@@ -147,7 +148,11 @@ func Open(o Options) (*Store, error) {
 		DisableWAL:                  s.objectStore,
 		Logger:                      Logger(o.Logger),
 		EventListener: &pebble.EventListener{
-			BackgroundError: func(err error) { s.bgErr.CompareAndSwap(nil, &err) },
+			BackgroundError: func(err error) {
+				if s.bgErr.CompareAndSwap(nil, &err) {
+					close(s.failed)
+				}
+			},
 			WriteStallBegin: func(info pebble.WriteStallBeginInfo) {
 				kind := stallKindOf(info.Reason)
 				s.stalls.Add(1)
@@ -500,6 +505,11 @@ func (s *Store) Err() error {
 	}
 	return nil
 }
+
+// Failed is closed when a background flush or compaction has failed (Err says
+// how): a job waits on it instead of polling Err, which would do more work the
+// slower the machine.
+func (s *Store) Failed() <-chan struct{} { return s.failed }
 
 // Clear deletes every row of tables in one synced batch, at the committed epoch,
 // and republishes the latest snapshot without them.

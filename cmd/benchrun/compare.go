@@ -96,6 +96,9 @@ worktrees, built, and run on the same cells interleaved.
 	if len(pos) == 2 {
 		cfg.Head = pos[1]
 	}
+	if cfg.By == harness.MeasureInstructions {
+		countedDefaults(fs, &cfg)
+	}
 	if err := analysis.apply(&cfg.Options); err != nil {
 		return err
 	}

@@ -200,6 +200,10 @@ type Why struct {
 	// the medians of the measured rounds, beside the functions, so a regression
 	// that writes more (or waits on more writes) shows where.
 	Bytes []ByteChange `json:"bytes,omitempty"`
+	// Instructions, with --measure instructions, are the functions whose own
+	// instructions in the job window grew most: callgrind's counts, the mean of
+	// the measured jobs on each side.
+	Instructions *pprofdiff.Diff `json:"instructions,omitempty"`
 }
 
 // ByteChange is one byte unit's medians on each side and their relative change,

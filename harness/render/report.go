@@ -296,6 +296,7 @@ func writeWhy(w io.Writer, whys []judge.Why) {
 			{"CPU in the job, by own time (flat)", y.CPU, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Flat }},
 			{"CPU in the job, with callees (cumulative)", y.CPU, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Cum }},
 			{"bytes allocated (whole process), by own allocations", y.Heap, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Flat }},
+			{"instructions in the job window (callgrind, mean per job), by own count", y.Instructions, func(d *pprofdiff.Diff) []pprofdiff.Func { return d.Flat }},
 		} {
 			if d.diff == nil {
 				continue
@@ -304,6 +305,9 @@ func writeWhy(w io.Writer, whys []judge.Why) {
 			unit := "s"
 			if d.diff.Unit == "bytes" {
 				class, unit = benchunit.Binary, "B"
+			}
+			if d.diff.Unit == "instructions" {
+				unit = ""
 			}
 			fmt.Fprintf(w, "%s: base %s%s, head %s%s\n\n| function | base | head | added |\n|---|---|---|---|\n", d.title,
 				benchunit.Scale(d.diff.BaseTotal, class), unit, benchunit.Scale(d.diff.HeadTotal, class), unit)

@@ -45,6 +45,9 @@ type PassConfig struct {
 	Terminal     bool      // Progress is a terminal: draw a bar
 	Logger       *slog.Logger
 	Pairing      Pairing // how the two runs of a pair share the machine ("": Sequential)
+	// Instructions, when set, counts every job's instructions under callgrind
+	// (Pairing then does not apply: jobs run as many at once as there are CPUs).
+	Instructions *Instructions
 }
 
 // Failure is a trial that did not produce a verified result.
@@ -96,6 +99,11 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 		p.results = append(p.results, map[int][]*benchfmt.Result{})
 	}
 	prog := newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, len(trials))
+	if cfg.Instructions != nil {
+		err := p.runCounted(ctx, prog)
+		prog.finish()
+		return p.out, err
+	}
 	duet := false
 	if cfg.Pairing == Duet {
 		var err error
@@ -160,6 +168,9 @@ func (p *pass) record(t Trial, prof profile.Profile, o outcome, duet bool) error
 	} else {
 		for _, r := range o.results {
 			addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
+			if p.cfg.Instructions != nil {
+				countedConfig(r, p.cfg.Instructions)
+			}
 		}
 		p.results[t.Side][t.Index] = o.results
 		p.out.Traces[t.Side] = append(p.out.Traces[t.Side], o.trace)
@@ -247,6 +258,7 @@ type job struct {
 	stdout          bytes.Buffer
 	stderr          *tailBuffer
 	trace, tmpTrace string
+	callgrindOut    string // its instruction counts (--measure instructions)
 }
 
 // newJob makes a trial's process, not started; a nil job comes with the failure.
@@ -265,6 +277,9 @@ func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial
 	j.cmd.Env = os.Environ()
 	if prof.CPUs > 0 {
 		j.cmd.Env = append(j.cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
+	}
+	if p.cfg.Instructions != nil {
+		underCallgrind(j)
 	}
 	// Ask the process group to stop first; kill it if it does not within the delay.
 	gracefully(j.cmd, 5*time.Second)
@@ -309,6 +324,11 @@ func (j *job) outcome(ctx context.Context, err error) outcome {
 			return fail("trace: " + err.Error())
 		}
 		out.trace = ""
+	}
+	if j.callgrindOut != "" {
+		if err := addInstructions(&out, j.callgrindOut); err != nil {
+			return fail("instructions: " + err.Error())
+		}
 	}
 	return out
 }

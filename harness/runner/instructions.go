@@ -1,0 +1,131 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/internal/callgrind"
+)
+
+// Instructions makes a pass count each job's instructions under callgrind
+// (--measure instructions) instead of timing it alone.
+type Instructions struct {
+	Valgrind string // valgrind's version, from callgrind.Check
+}
+
+// underCallgrind makes the job's process run its bench binary under callgrind,
+// writing its counts beside its trace.
+func underCallgrind(j *job) {
+	j.callgrindOut = strings.TrimSuffix(j.trace, ".jsonl") + ".callgrind.out"
+	for _, old := range append(globOr(j.callgrindOut+".*"), j.callgrindOut) {
+		os.Remove(old) // an earlier pass's, which ReadWindows would add up
+	}
+	cmd := exec.CommandContext(j.rctx, "valgrind", callgrind.Command(j.callgrindOut, j.cmd.Path, j.cmd.Args[1:])...)
+	// Callgrind's settings come last: they override a profile's GOMAXPROCS.
+	cmd.Dir, cmd.Env = j.cmd.Dir, append(j.cmd.Env, callgrind.Env()...)
+	j.cmd = cmd
+}
+
+func globOr(pattern string) []string {
+	m, _ := filepath.Glob(pattern)
+	return m
+}
+
+// addInstructions adds the job window's instructions per row and per barrier to
+// the job's results, from its callgrind output and its trace (the rows and
+// barriers of its job).
+func addInstructions(o *outcome, callgrindOut string) error {
+	total, windows, err := callgrind.ReadWindows(callgrindOut)
+	if err != nil {
+		return err
+	}
+	if windows == 0 {
+		return errors.New("callgrind dumped no job window: this bench binary opens none (built before --measure instructions); measure such a commit with --measure time")
+	}
+	if o.trace == "" {
+		return errors.New("the job wrote no trace, which gives its rows and barriers: this bench binary is too old for --measure instructions")
+	}
+	traces, err := contract.ReadTraceFile(o.trace)
+	if err != nil {
+		return err
+	}
+	var rows, barriers int64
+	for _, t := range traces {
+		rows += t.SnapshotRows + t.UpstreamRows
+		barriers += int64(len(t.Epochs))
+	}
+	if rows == 0 || barriers == 0 {
+		return fmt.Errorf("trace %s: %d rows and %d barriers: nothing to count instructions per", o.trace, rows, barriers)
+	}
+	units := contract.UnitMap()
+	for _, unit := range []string{contract.UnitInstrPerRow, contract.UnitInstrPerBarrier} {
+		k := benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}
+		o.units[k] = units[k]
+	}
+	for _, r := range o.results {
+		r.Values = append(r.Values,
+			benchfmt.Value{Value: float64(total) / float64(rows), Unit: contract.UnitInstrPerRow},
+			benchfmt.Value{Value: float64(total) / float64(barriers), Unit: contract.UnitInstrPerBarrier})
+	}
+	return nil
+}
+
+// countedConfig records how a counted result was counted: counts compare only
+// under the same valgrind and settings. Its job ran on one P, whatever the profile.
+func countedConfig(r *benchfmt.Result, in *Instructions) {
+	for _, kv := range [][2]string{
+		{contract.ConfigValgrind, in.Valgrind},
+		{contract.ConfigValgrindSettings, callgrind.Settings()},
+		{contract.ConfigGOMAXPROCS, "1"},
+	} {
+		r.SetConfig(kv[0], kv[1])
+		i, _ := r.ConfigIndex(kv[0])
+		r.Config[i].File = true
+	}
+}
+
+// runCounted runs the trials of a counting pass as many at once as this machine
+// has CPUs: counts do not depend on what else runs, so pairs need not share the
+// machine in step (each valgrind runs its job's threads one at a time anyway).
+func (p *pass) runCounted(ctx context.Context, prog *progress) error {
+	type finished struct {
+		t    Trial
+		prof profile.Profile
+		o    outcome
+	}
+	done := make(chan finished, len(p.trials))
+	slots := max(1, runtime.NumCPU())
+	next, running := 0, 0
+	for {
+		for running < slots && next < len(p.trials) && ctx.Err() == nil {
+			t := p.trials[next]
+			next++
+			prof, _ := p.cfg.Profiles.Get(t.Cell.Profile)
+			prog.start(t)
+			running++
+			go func() { done <- finished{t, prof, p.runOne(ctx, p.sides[t.Side], prof, t)} }()
+		}
+		if running == 0 {
+			return nil
+		}
+		f := <-done
+		running--
+		if ctx.Err() != nil && f.o.failure != nil {
+			continue // interrupted: neither a result nor a failure
+		}
+		if err := p.record(f.t, f.prof, f.o, false); err != nil {
+			return err
+		}
+		prog.done(f.t, f.o.failure)
+	}
+}
