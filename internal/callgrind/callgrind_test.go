@@ -132,8 +132,9 @@ func TestWindow(t *testing.T) {
 	if step/n < 4 || step/n > 20 {
 		t.Errorf("%.2f instructions per xorshift step: want a handful", step/n)
 	}
-	// The window's fixed overhead (its requests, the goroutine) is small.
-	if over := float64(one) - step; over < 0 || over > 0.05*step {
+	// The window's fixed overhead (its requests, the goroutine) is small; the
+	// per-step cost is itself measured, so allow its error below zero.
+	if over := float64(one) - step; over < -0.01*step || over > 0.05*step {
 		t.Errorf("window of %d steps: %d instructions, %0.f beyond the steps", n, one, over)
 	}
 	// 10n steps outside the window leave the count as it was.
