@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,6 +187,48 @@ exit 3
 	} {
 		if !strings.Contains(log, want) {
 			t.Errorf("the output lacks %q:\n%s", want, log)
+		}
+	}
+}
+
+// TestPRCompareExpectedRegression: the expected-regression reason reaches benchrun
+// compare as one argument of its flag, spaces and shell characters kept as text.
+func TestPRCompareExpectedRegression(t *testing.T) {
+	src := t.TempDir()
+	git(t, src, "init", "-q")
+	git(t, src, "commit", "-q", "--allow-empty", "-m", "one")
+	fake := filepath.Join(t.TempDir(), "benchrun")
+	// The fake compare records its arguments, one a line.
+	os.WriteFile(fake, []byte(`#!/usr/bin/env bash
+printf '%s\n' "$@" >"$ARGS_FILE"
+`), 0o755)
+	args := filepath.Join(t.TempDir(), "args")
+	reason := `wider state rows; $(touch /tmp/x) "quoted"`
+	for _, tc := range []struct {
+		env  string
+		want []string
+	}{
+		{"", nil},
+		{"EXPECTED_REGRESSION=" + reason, []string{"--expected-regression", reason}},
+	} {
+		env := []string{"BENCHRUN=" + fake, "SRC=" + src, "ARGS_FILE=" + args}
+		if tc.env != "" {
+			env = append(env, tc.env)
+		}
+		if log, code := script(t, env, "pr-compare.sh", "HEAD", filepath.Join(t.TempDir(), "cmp")); code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tc.env, code, log)
+		}
+		data, err := os.ReadFile(args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+		i := slices.Index(got, "--expected-regression")
+		switch {
+		case tc.want == nil && i >= 0:
+			t.Errorf("no reason given, yet the compare got %q", got)
+		case tc.want != nil && (i < 0 || i+1 >= len(got) || got[i+1] != reason):
+			t.Errorf("%s: compare got %q, want %q among them", tc.env, got, tc.want)
 		}
 	}
 }

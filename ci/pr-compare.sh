@@ -14,6 +14,9 @@
 #   COMPARE_ARGS  extra flags for benchrun compare, e.g. "--profile gp3 --count 10"
 #   MEASURE       instructions (default: each job's window counted under callgrind,
 #                 which a busy shared runner cannot move; needs valgrind) or time
+#   EXPECTED_REGRESSION  the reason a regression is expected (the PR's
+#                 expected-regression label): a confirmed regression then passes,
+#                 the reason recorded in verdict.json and the comment
 #
 # Exit status: benchrun compare's: 0 no regression, 1 regression, 2 error,
 # 3 inconclusive. Inconclusive is not a pass: the script says so with the
@@ -34,6 +37,9 @@ if git -C "$src" rev-parse --verify --quiet "origin/$branch^{commit}" >/dev/null
 fi
 base="$(git -C "$src" merge-base "$target" HEAD)" || { echo "no merge base of $target and HEAD" >&2; exit 2; }
 echo "comparing HEAD $(git -C "$src" rev-parse --short HEAD) with merge base $(git -C "$src" rev-parse --short "$base") of $target" >&2
+if [ -n "${EXPECTED_REGRESSION:-}" ]; then
+	extra+=(--expected-regression "$EXPECTED_REGRESSION")
+fi
 status=0
 "${benchrun[@]}" compare --src "$src" --out "$out" --measure "${MEASURE:-instructions}" "${extra[@]}" "$base" HEAD || status=$?
 echo "report: $out/report.md" >&2
