@@ -691,7 +691,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
-	j.progress = newProgressCheck(j)
+	if j.progress, err = newProgressCheck(j); err != nil {
+		return nil, err
+	}
 	col.progress = j.progress
 	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
@@ -790,6 +792,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
 		}, j.progress.hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
 		if err != nil {
+			j.progress.release() // the collector, which would, has not started
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 		wg.Add(1)
@@ -982,6 +985,7 @@ func (c *collector) ready(e uint64, pe *pending) bool {
 func (c *collector) run(ctx context.Context) error {
 	byEpoch := map[uint64]*pending{}
 	defer func() {
+		c.progress.release()
 		for _, p := range byEpoch {
 			if p.source != nil {
 				p.source.Batch.Close()

@@ -84,7 +84,10 @@ func TestProgressCheckCatches(t *testing.T) {
 			}
 			defer j.Close()
 			a := rowsOfA(t, j)
-			pc := newProgressCheck(j)
+			pc, err := newProgressCheck(j)
+			if err != nil {
+				t.Fatal(err)
+			}
 			// What the scan emitted in epoch 2, and the state rows it implies.
 			c := stream.NewChunk(64)
 			states := make([]backfill.VnodeState, vnodes)
@@ -113,7 +116,7 @@ func TestProgressCheckCatches(t *testing.T) {
 				c.Append(stream.Insert, c.Rows[c.Len()-1])
 			}
 			pc.actors[0].chunk(c)
-			pc.actors[0].seal(2)
+			pc.actors[0].seal(2, false)
 			if tt.edit != nil {
 				tt.edit(states)
 			}
@@ -188,7 +191,10 @@ func BenchmarkProgressCheckChunk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer j.Close()
-	pc := newProgressCheck(j)
+	pc, err := newProgressCheck(j)
+	if err != nil {
+		b.Fatal(err)
+	}
 	ap := pc.actors[0]
 	c := stream.NewChunk(1024)
 	var r row.Row
