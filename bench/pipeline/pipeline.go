@@ -410,6 +410,8 @@ type Job struct {
 	reopen    time.Duration
 
 	progress *progressCheck // of the run (progress_check.go)
+	// Tests only: edits each part an actor delivers, as an executor bug would.
+	alterPart func(*backfill.Part)
 }
 
 // Prepare opens the DB and loads A. It is setup and is not measured.
@@ -695,6 +697,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		return nil, err
 	}
 	col.progress = j.progress
+	j.progress.alter = j.alterPart
 	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted

@@ -60,6 +60,7 @@ type progressCheck struct {
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
+	alter func(*backfill.Part) // tests: a bug injected in the parts delivered
 }
 
 // headPos is an actor's latest emitted pk and its vnode at one epoch.
@@ -271,6 +272,9 @@ func (pc *progressCheck) hooks(a int, env backfill.Env) backfill.Env {
 	deliver, exhausted := env.Deliver, env.OnExhausted
 	env.OnChunk = ap.chunk
 	env.Deliver = func(ctx context.Context, p backfill.Part) error {
+		if pc.alter != nil {
+			pc.alter(&p)
+		}
 		ap.seal(p.Barrier.Epoch.Curr, p.Creating)
 		return deliver(ctx, p)
 	}
@@ -384,7 +388,8 @@ func (pc *progressCheck) committedCreating(store *storage.Store, seq uint64) err
 		if h.pk == nil || h.epoch != seq {
 			continue
 		}
-		if err := pc.compareAB(pc.snap.Snap, snap, a, h, pc.snap.Epoch); err != nil {
+		if err := pc.compareAB(pc.snap.Snap, snap, a, h, fmt.Sprintf("creating epoch %d", seq),
+			fmt.Sprintf("A at the snapshot read (epoch %d)", pc.snap.Epoch), "the snapshot row emitted was not materialized"); err != nil {
 			return err
 		}
 	}
@@ -484,7 +489,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 		case snap.Epoch+1 != epoch:
 			continue // not the epoch the scan read
 		}
-		if err := pc.checkFinished(read, epoch, v); err != nil {
+		if err := pc.checkFinished(read, kind, epoch, v); err != nil {
 			return err
 		}
 	}
@@ -493,7 +498,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 
 // checkFinished checks that A at snap, the snapshot the finishing scan read, has no
 // row of vnode v after the position persisted with finished.
-func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, epoch uint64, v int) error {
+func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, kind string, epoch uint64, v int) error {
 	lo, hi := storage.VnodeBounds(storage.TableUpstream, uint16(v))
 	if pos := pc.table[v].Pos; pos != nil {
 		lo = append(memcmp.AppendKey(slices.Clone(lo), pos, pc.schema.PKDesc), 0) // just above pos
@@ -504,8 +509,8 @@ func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, epoch uint64
 	}
 	defer it.Close()
 	if it.First() {
-		return fmt.Errorf("progress check: epoch %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
+		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
+			kind, epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }
@@ -518,12 +523,12 @@ func (pc *progressCheck) checkHead(snap *storage.EpochSnapshot, a int, epoch uin
 	if h.pk == nil || h.epoch != snap.Epoch || snap.Epoch+1 != epoch {
 		return nil
 	}
-	return pc.compareAB(snap.Snap, snap.Snap, a, h, h.epoch)
+	return pc.compareAB(snap.Snap, snap.Snap, a, h, fmt.Sprintf("epoch %d", h.epoch), "A", "a change at the position was not forwarded")
 }
 
-// compareAB checks that B at snapB holds A's row at snapA (of upstream epoch
-// aEpoch) at actor a's position h.
-func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, aEpoch uint64) error {
+// compareAB checks that B at snapB holds A's row at snapA at actor a's position h;
+// at, theA and what word its error.
+func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
 	key := memcmp.AppendKey(storage.AppendPrefix(nil, storage.TableUpstream, h.vnode), h.pk, pc.schema.PKDesc)
 	va, err := get(snapA, key)
 	if err != nil {
@@ -537,12 +542,8 @@ func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headP
 	if !bytes.Equal(va, vb) {
 		ra, _ := row.DecodeValue(nil, va)
 		rb, _ := row.DecodeValue(nil, vb)
-		what := "a change at the position was not forwarded"
-		if pc.snapshot {
-			what = fmt.Sprintf("creating epoch %d did not materialize the snapshot row there", h.epoch)
-		}
-		return fmt.Errorf("progress check: epoch %d, vnode %d: at actor %d's position pk %v, A has %v but B has %v: %s",
-			aEpoch, h.vnode, a, row.Row(h.pk), row.Row(ra), row.Row(rb), what)
+		return fmt.Errorf("progress check: %s, vnode %d: at actor %d's position pk %v, %s has %v but B has %v: %s",
+			at, h.vnode, a, row.Row(h.pk), theA, row.Row(ra), row.Row(rb), what)
 	}
 	return nil
 }
