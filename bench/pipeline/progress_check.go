@@ -348,14 +348,6 @@ func (pc *progressCheck) commitCreating(store *storage.Store, seq uint64, parts 
 		if replay != pc.replayed+1 {
 			return fmt.Errorf("progress check: creating epoch %d: replays upstream epoch %d, but the MV holds upstream epoch %d: the change log must be replayed in order", seq, replay, pc.replayed)
 		}
-		for a, ap := range pc.actors {
-			ap.mu.Lock()
-			done := ap.cur.exhausted
-			ap.mu.Unlock()
-			if !done {
-				return fmt.Errorf("progress check: creating epoch %d: replays upstream epoch %d before actor %d's snapshot was read", seq, replay, a)
-			}
-		}
 	} else if pc.snap == nil {
 		return fmt.Errorf("progress check: creating epoch %d: replays nothing after the log phase began", seq)
 	}
@@ -448,6 +440,9 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 		}
 		if exp.bad != nil {
 			return fmt.Errorf("progress check: %s %d, actor %d: %w", kind, epoch, a, exp.bad)
+		}
+		if creating && parts[0].Replayed > 0 && !exp.exhausted {
+			return fmt.Errorf("progress check: creating epoch %d: replays upstream epoch %d before actor %d's snapshot was read", epoch, parts[0].Replayed, a)
 		}
 		if !pc.snapshot { // the snapshot scan's: committedCreating
 			if err := pc.checkHead(snap, a, epoch); err != nil {
