@@ -391,12 +391,12 @@ func (pc *progressCheck) committedCreating(store *storage.Store, seq uint64) err
 // check checks the state rows of epoch (creating: a creating job's), in its parts,
 // against what the rows the actors emitted say.
 func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool, parts []backfill.Part) error {
-	kind := "epoch"
+	label := "epoch"
 	if creating {
-		kind = "creating epoch"
+		label = "creating epoch"
 	}
 	fail := func(v int, format string, args ...any) error {
-		return fmt.Errorf("progress check: %s %d, vnode %d: %s", kind, epoch, v, fmt.Sprintf(format, args...))
+		return fmt.Errorf("progress check: %s %d, vnode %d: %s", label, epoch, v, fmt.Sprintf(format, args...))
 	}
 	pkLen := len(pc.schema.PK)
 	var newlyFinished []int
@@ -405,7 +405,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 		for {
 			kind, k, val, ok, err := r.Next()
 			if err != nil {
-				return fmt.Errorf("progress check: %s %d: actor %d's state batch: %w", kind, epoch, p.Actor, err)
+				return fmt.Errorf("progress check: %s %d: actor %d's state batch: %w", label, epoch, p.Actor, err)
 			}
 			if !ok {
 				break
@@ -436,10 +436,10 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 	for a, ap := range pc.actors {
 		exp, ok := ap.take(epoch, creating)
 		if !ok {
-			return fmt.Errorf("progress check: %s %d: actor %d delivered no part for it", kind, epoch, a)
+			return fmt.Errorf("progress check: %s %d: actor %d delivered no part for it", label, epoch, a)
 		}
 		if exp.bad != nil {
-			return fmt.Errorf("progress check: %s %d, actor %d: %w", kind, epoch, a, exp.bad)
+			return fmt.Errorf("progress check: %s %d, actor %d: %w", label, epoch, a, exp.bad)
 		}
 		if creating && parts[0].Replayed > 0 && !exp.exhausted {
 			return fmt.Errorf("progress check: creating epoch %d: replays upstream epoch %d before actor %d's snapshot was read", epoch, parts[0].Replayed, a)
@@ -484,7 +484,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 		case snap.Epoch+1 != epoch:
 			continue // not the epoch the scan read
 		}
-		if err := pc.checkFinished(read, kind, epoch, v); err != nil {
+		if err := pc.checkFinished(read, label, epoch, v); err != nil {
 			return err
 		}
 	}
@@ -493,7 +493,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 
 // checkFinished checks that A at snap, the snapshot the finishing scan read, has no
 // row of vnode v after the position persisted with finished.
-func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, kind string, epoch uint64, v int) error {
+func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, label string, epoch uint64, v int) error {
 	lo, hi := storage.VnodeBounds(storage.TableUpstream, uint16(v))
 	if pos := pc.table[v].Pos; pos != nil {
 		lo = append(memcmp.AppendKey(slices.Clone(lo), pos, pc.schema.PKDesc), 0) // just above pos
@@ -505,7 +505,7 @@ func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, kind string,
 	defer it.Close()
 	if it.First() {
 		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			kind, epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
+			label, epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }
