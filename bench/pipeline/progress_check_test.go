@@ -229,6 +229,7 @@ func BenchmarkProgressCheckChunk(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer pc.release()
 	ap := pc.actors[0]
 	c := stream.NewChunk(1024)
 	var r row.Row
