@@ -194,6 +194,31 @@ func TestMutants(t *testing.T) {
 	t.Logf("mutation score: %d of %d mutants caught\n%s", killed, len(patches), table.String())
 }
 
+// TestMutantsApply checks, fast and without -mutants, that every mutant still
+// applies to the tree: a change to the executor that moves a patch's context
+// would otherwise surface only in the nightly mutants job.
+func TestMutantsApply(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not found: cannot check the patches")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	patches, err := filepath.Glob("testdata/*.patch")
+	if err != nil || len(patches) == 0 {
+		t.Fatalf("no mutants in testdata/ (%v)", err)
+	}
+	for _, p := range patches {
+		abs, _ := filepath.Abs(p)
+		cmd := exec.Command("git", "apply", "--check", "-p1", abs)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("git apply --check %s: %v\n%s(regenerate the mutant against the current executor: apply it by hand, fix the edit, git diff > %s)", p, err, out, p)
+		}
+	}
+}
+
 // mustCatch checks a Must-catch header against the steps' outcomes.
 func mustCatch(must string, outs []outcome) error {
 	if test, ok := strings.CutPrefix(must, "test "); ok {

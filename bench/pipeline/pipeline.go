@@ -410,6 +410,8 @@ type Job struct {
 	reopen    time.Duration
 
 	progress *progressCheck // of the run (progress_check.go)
+	// Tests only: edits each part an actor delivers, as an executor bug would.
+	alterPart func(*backfill.Part)
 }
 
 // Prepare opens the DB and loads A. It is setup and is not measured.
@@ -691,8 +693,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
-	j.progress = newProgressCheck(j)
+	if j.progress, err = newProgressCheck(j); err != nil {
+		return nil, err
+	}
 	col.progress = j.progress
+	j.progress.alter = j.alterPart
 	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
@@ -790,6 +795,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
 		}, j.progress.hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
 		if err != nil {
+			j.progress.release() // the collector, which would, has not started
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 		wg.Add(1)
@@ -982,6 +988,7 @@ func (c *collector) ready(e uint64, pe *pending) bool {
 func (c *collector) run(ctx context.Context) error {
 	byEpoch := map[uint64]*pending{}
 	defer func() {
+		c.progress.release()
 		for _, p := range byEpoch {
 			if p.source != nil {
 				p.source.Batch.Close()

@@ -28,6 +28,18 @@ import (
 // checks (VerifyMV, VerifyState) only see the last state; a wrong position
 // matters only after a crash, which an ordinary run does not have.
 //
+// The snapshot scan (scan=snapshot) is checked at each commit of its creating
+// job's own epochs (commitCreating), with the same expected per-vnode rows, a
+// finished vnode checked against the snapshot the scan read (pinned here at the
+// job's start, released once the log phase begins) and B checked at each actor's
+// latest position against that snapshot. Its log phase is checked by epoch: each
+// replay barrier must replay the next upstream epoch (the snapshot's + 1 first,
+// only once every actor's snapshot is read), the state rows must stay as the
+// snapshot phase left them, creating_epoch must hold the creating epoch and the
+// upstream epoch replayed after each commit, and the job must join the upstream at
+// the epoch after the last one replayed. Not checked per epoch: that B equals A at
+// each replayed epoch (only VerifyMV, at the job's end, compares them).
+//
 // Its cost is in the job's window: per snapshot row a vnode hash, a key comparison
 // and a copy of the pk; per commit, the decoding of the state rows written, a few
 // point reads of A and B and a seek per vnode that finished.
@@ -35,13 +47,20 @@ type progressCheck struct {
 	schema  *row.Schema
 	persist bool
 	merged  bool
-	actors  []*actorProgress
+	// The snapshot scan's: the snapshot of A it reads (nil once the log phase
+	// began), the upstream epoch its MV holds as committed, whether it joined.
+	snapshot bool
+	snap     *storage.EpochSnapshot
+	replayed uint64
+	joined   bool
+	actors   []*actorProgress
 	// The state table as the epoch batches wrote it: each vnode's last written row.
 	table []backfill.VnodeState
 	has   []bool
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
+	alter func(*backfill.Part) // tests: a bug injected in the parts delivered
 }
 
 // headPos is an actor's latest emitted pk and its vnode at one epoch.
@@ -75,6 +94,7 @@ type actorProgress struct {
 // first emission out of order.
 type epochProgress struct {
 	epoch     uint64
+	creating  bool // of the snapshot scan's creating job
 	pks       []row.Datum
 	emitted   []bool
 	rows      []int64
@@ -91,11 +111,23 @@ func (p epochProgress) clone() epochProgress {
 }
 
 // newProgressCheck starts the check of job j's run, from its persisted state when it
-// resumes one.
-func newProgressCheck(j *Job) *progressCheck {
+// resumes one. A scan it does not know is an error: no run goes unchecked.
+func newProgressCheck(j *Job) (*progressCheck, error) {
 	cfg, s := j.cfg, j.wl.Schema()
-	pc := &progressCheck{schema: s, persist: cfg.Persist, merged: cfg.Scan == backfill.Merged,
+	pc := &progressCheck{schema: s, persist: cfg.Persist, merged: cfg.Scan == backfill.Merged, snapshot: cfg.Scan == backfill.Snapshot,
 		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
+	switch cfg.Scan {
+	case backfill.Merged, backfill.PerVnode:
+	case backfill.Snapshot:
+		if j.resume != nil {
+			return nil, errors.New("pipeline: progress check: scan=snapshot cannot resume")
+		}
+		// The snapshot the creating job reads: the latest at its start.
+		pc.snap = j.store.Latest()
+		pc.replayed = pc.snap.Epoch
+	default:
+		return nil, fmt.Errorf("pipeline: progress check: scan %v unknown: teach progress_check.go what its state rows must be", cfg.Scan)
+	}
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)
 	}
@@ -125,7 +157,16 @@ func newProgressCheck(j *Job) *progressCheck {
 		}
 		pc.actors = append(pc.actors, ap)
 	}
-	return pc
+	return pc, nil
+}
+
+// release drops the pinned snapshot of the snapshot scan, if held. The collector
+// calls it, as the only user of the check's commits.
+func (pc *progressCheck) release() {
+	if pc != nil && pc.snap != nil {
+		pc.snap.Release()
+		pc.snap = nil
+	}
 }
 
 // chunk records a snapshot chunk actor a emitted.
@@ -205,17 +246,18 @@ func (a *actorProgress) exhaust() {
 
 // seal records the actor's progress at the end of epoch, as the part it delivers
 // describes it.
-func (a *actorProgress) seal(epoch uint64) {
+func (a *actorProgress) seal(epoch uint64, creating bool) {
 	a.mu.Lock()
-	a.cur.epoch = epoch
+	a.cur.epoch, a.cur.creating = epoch, creating
 	a.sealed = append(a.sealed, a.cur.clone())
 	a.mu.Unlock()
 }
 
-func (a *actorProgress) take(epoch uint64) (epochProgress, bool) {
+// take returns the progress sealed at epoch (creating: the creating job's epoch).
+func (a *actorProgress) take(epoch uint64, creating bool) (epochProgress, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if len(a.sealed) == 0 || a.sealed[0].epoch != epoch {
+	if len(a.sealed) == 0 || a.sealed[0].epoch != epoch || a.sealed[0].creating != creating {
 		return epochProgress{}, false
 	}
 	p := a.sealed[0]
@@ -230,7 +272,10 @@ func (pc *progressCheck) hooks(a int, env backfill.Env) backfill.Env {
 	deliver, exhausted := env.Deliver, env.OnExhausted
 	env.OnChunk = ap.chunk
 	env.Deliver = func(ctx context.Context, p backfill.Part) error {
-		ap.seal(p.Barrier.Epoch.Curr)
+		if pc.alter != nil {
+			pc.alter(&p)
+		}
+		ap.seal(p.Barrier.Epoch.Curr, p.Creating)
 		return deliver(ctx, p)
 	}
 	env.OnExhausted = func() {
@@ -269,11 +314,89 @@ func (pc *progressCheck) positions(dst [][]row.Datum) ([][]row.Datum, int) {
 	return dst, heads
 }
 
-// commit checks the state rows of epoch, in its parts, before they commit: the
-// latest snapshot is then the epoch before it, the one its scans read.
+// commit checks the state rows of upstream epoch, in its parts, before they
+// commit: the latest snapshot is then the epoch before it, the one its scans read.
 func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []backfill.Part) error {
+	if pc.snapshot {
+		switch {
+		case len(parts) == 0 && !pc.joined:
+			return nil // the creating job commits apart (commitCreating)
+		case len(parts) == 0:
+			return fmt.Errorf("progress check: upstream epoch %d: no actor part after the creating job joined the upstream", epoch)
+		case !pc.joined && epoch != pc.replayed+1:
+			return fmt.Errorf("progress check: upstream epoch %d: the creating job joined the upstream here, but its MV holds upstream epoch %d: the epochs between were not replayed", epoch, pc.replayed)
+		}
+		pc.joined = true
+		pc.replayed = epoch
+	}
+	return pc.check(store, epoch, false, parts)
+}
+
+// commitCreating checks the state rows of the snapshot scan's creating epoch seq,
+// in its parts, before they commit, and the upstream epoch it replays, if any.
+func (pc *progressCheck) commitCreating(store *storage.Store, seq uint64, parts []backfill.Part) error {
+	if !pc.snapshot || pc.joined {
+		return fmt.Errorf("progress check: creating epoch %d committed, but the job is not a snapshot scan's creating job (or it joined the upstream)", seq)
+	}
+	replay := parts[0].Replayed
+	for _, p := range parts {
+		if p.Replayed != replay {
+			return fmt.Errorf("progress check: creating epoch %d: actor %d replayed upstream epoch %d, actor %d epoch %d", seq, parts[0].Actor, replay, p.Actor, p.Replayed)
+		}
+	}
+	if replay > 0 {
+		if replay != pc.replayed+1 {
+			return fmt.Errorf("progress check: creating epoch %d: replays upstream epoch %d, but the MV holds upstream epoch %d: the change log must be replayed in order", seq, replay, pc.replayed)
+		}
+	} else if pc.snap == nil {
+		return fmt.Errorf("progress check: creating epoch %d: replays nothing after the log phase began", seq)
+	}
+	if err := pc.check(store, seq, true, parts); err != nil {
+		return err
+	}
+	if replay > 0 {
+		pc.replayed = replay
+		pc.release() // the snapshot phase is over
+	}
+	return nil
+}
+
+// committedCreating checks, after creating epoch seq committed, its creating_epoch
+// row and (snapshot phase) B at each actor's latest position.
+func (pc *progressCheck) committedCreating(store *storage.Store, seq uint64) error {
+	snap := store.DB.NewSnapshot()
+	defer snap.Close()
+	got, data, ok, err := storage.CreatingEpoch(snap)
+	if err != nil {
+		return fmt.Errorf("progress check: creating epoch %d: %w", seq, err)
+	}
+	if !ok || got != seq || data != pc.replayed {
+		return fmt.Errorf("progress check: creating epoch %d: creating_epoch holds (%d, upstream %d, present %v), want (%d, upstream %d)", seq, got, data, ok, seq, pc.replayed)
+	}
+	if pc.snap == nil {
+		return nil
+	}
+	for a, h := range pc.heads {
+		if h.pk == nil || h.epoch != seq {
+			continue
+		}
+		if err := pc.compareAB(pc.snap.Snap, snap, a, h, fmt.Sprintf("creating epoch %d", seq),
+			fmt.Sprintf("A at the snapshot read (epoch %d)", pc.snap.Epoch), "the snapshot row emitted was not materialized"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check checks the state rows of epoch (creating: a creating job's), in its parts,
+// against what the rows the actors emitted say.
+func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool, parts []backfill.Part) error {
+	label := "epoch"
+	if creating {
+		label = "creating epoch"
+	}
 	fail := func(v int, format string, args ...any) error {
-		return fmt.Errorf("progress check: epoch %d, vnode %d: %s", epoch, v, fmt.Sprintf(format, args...))
+		return fmt.Errorf("progress check: %s %d, vnode %d: %s", label, epoch, v, fmt.Sprintf(format, args...))
 	}
 	pkLen := len(pc.schema.PK)
 	var newlyFinished []int
@@ -282,7 +405,7 @@ func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []back
 		for {
 			kind, k, val, ok, err := r.Next()
 			if err != nil {
-				return fmt.Errorf("progress check: epoch %d: actor %d's state batch: %w", epoch, p.Actor, err)
+				return fmt.Errorf("progress check: %s %d: actor %d's state batch: %w", label, epoch, p.Actor, err)
 			}
 			if !ok {
 				break
@@ -311,15 +434,20 @@ func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []back
 	snap := store.Latest()
 	defer snap.Release()
 	for a, ap := range pc.actors {
-		exp, ok := ap.take(epoch)
+		exp, ok := ap.take(epoch, creating)
 		if !ok {
-			return fmt.Errorf("progress check: epoch %d: actor %d delivered no part for it", epoch, a)
+			return fmt.Errorf("progress check: %s %d: actor %d delivered no part for it", label, epoch, a)
 		}
 		if exp.bad != nil {
-			return fmt.Errorf("progress check: epoch %d, actor %d: %w", epoch, a, exp.bad)
+			return fmt.Errorf("progress check: %s %d, actor %d: %w", label, epoch, a, exp.bad)
 		}
-		if err := pc.checkHead(snap, a, epoch); err != nil {
-			return err
+		if creating && parts[0].Replayed > 0 && !exp.exhausted {
+			return fmt.Errorf("progress check: creating epoch %d: replays upstream epoch %d before actor %d's snapshot was read", epoch, parts[0].Replayed, a)
+		}
+		if !pc.snapshot { // the snapshot scan's: committedCreating
+			if err := pc.checkHead(snap, a, epoch); err != nil {
+				return err
+			}
 		}
 		pc.heads[a] = headPos{epoch: epoch, vnode: exp.headVnode, pk: exp.head}
 		if !pc.persist {
@@ -347,19 +475,25 @@ func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []back
 		}
 	}
 	for _, v := range newlyFinished {
-		if err := pc.checkFinished(snap, epoch, v); err != nil {
+		read := snap
+		switch {
+		case pc.snapshot && pc.snap == nil:
+			return fail(v, "persisted finished in the log phase, after every snapshot was read")
+		case pc.snapshot:
+			read = pc.snap
+		case snap.Epoch+1 != epoch:
+			continue // not the epoch the scan read
+		}
+		if err := pc.checkFinished(read, label, epoch, v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkFinished checks that A, at the epoch the finishing scan read, has no row of
-// vnode v after the position persisted with finished.
-func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, epoch uint64, v int) error {
-	if snap.Epoch+1 != epoch {
-		return nil // not the epoch the scan read
-	}
+// checkFinished checks that A at snap, the snapshot the finishing scan read, has no
+// row of vnode v after the position persisted with finished.
+func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, label string, epoch uint64, v int) error {
 	lo, hi := storage.VnodeBounds(storage.TableUpstream, uint16(v))
 	if pos := pc.table[v].Pos; pos != nil {
 		lo = append(memcmp.AppendKey(slices.Clone(lo), pos, pc.schema.PKDesc), 0) // just above pos
@@ -370,8 +504,8 @@ func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, epoch uint64
 	}
 	defer it.Close()
 	if it.First() {
-		return fmt.Errorf("progress check: epoch %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
+		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
+			label, epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }
@@ -384,21 +518,27 @@ func (pc *progressCheck) checkHead(snap *storage.EpochSnapshot, a int, epoch uin
 	if h.pk == nil || h.epoch != snap.Epoch || snap.Epoch+1 != epoch {
 		return nil
 	}
+	return pc.compareAB(snap.Snap, snap.Snap, a, h, fmt.Sprintf("epoch %d", h.epoch), "A", "a change at the position was not forwarded")
+}
+
+// compareAB checks that B at snapB holds A's row at snapA at actor a's position h;
+// at, theA and what word its error.
+func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
 	key := memcmp.AppendKey(storage.AppendPrefix(nil, storage.TableUpstream, h.vnode), h.pk, pc.schema.PKDesc)
-	va, err := get(snap.Snap, key)
+	va, err := get(snapA, key)
 	if err != nil {
 		return err
 	}
 	key = memcmp.AppendKey(storage.AppendPrefix(key[:0], storage.TableMV, h.vnode), h.pk, pc.schema.PKDesc)
-	vb, err := get(snap.Snap, key)
+	vb, err := get(snapB, key)
 	if err != nil {
 		return err
 	}
 	if !bytes.Equal(va, vb) {
 		ra, _ := row.DecodeValue(nil, va)
 		rb, _ := row.DecodeValue(nil, vb)
-		return fmt.Errorf("progress check: epoch %d, vnode %d: at actor %d's position pk %v, A has %v but B has %v: a change at the position was not forwarded",
-			h.epoch, h.vnode, a, row.Row(h.pk), row.Row(ra), row.Row(rb))
+		return fmt.Errorf("progress check: %s, vnode %d: at actor %d's position pk %v, %s has %v but B has %v: %s",
+			at, h.vnode, a, row.Row(h.pk), theA, row.Row(ra), row.Row(rb), what)
 	}
 	return nil
 }

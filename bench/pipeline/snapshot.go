@@ -368,6 +368,14 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		c.netRows += a.NetRows
 		finished = finished && a.Finished
 	}
+	if c.progress != nil {
+		if err := c.progress.commitCreating(c.store, seq, parts); err != nil {
+			for _, p := range batches {
+				p.Close()
+			}
+			return err
+		}
+	}
 	b, err := c.store.DB.NewBatch(), error(nil)
 	for _, p := range batches {
 		if err == nil {
@@ -397,6 +405,11 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 	committing := time.Now()
 	if err := c.store.CommitCreating(b, seq, data, bar.Checkpoint); err != nil {
 		return err
+	}
+	if c.progress != nil {
+		if err := c.progress.committedCreating(c.store, seq); err != nil {
+			return err
+		}
 	}
 	now := time.Now()
 	tr.Commit = now.Sub(committing)

@@ -230,7 +230,7 @@ func TestSnapshotSlowCreatingJob(t *testing.T) {
 		res, _ := runJob(t, cfg)
 		return res
 	}
-	fast, slow := run(0), run(40*time.Millisecond)
+	fast, slow := run(0), run(40*time.Millisecond*raceSlowdown) // slower than the upstream's barriers, race or not
 	lagMax := func(r *Result) int64 {
 		m := int64(0)
 		for _, e := range r.Creating {
