@@ -637,23 +637,9 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		}
 		e.part.StateTime = time.Since(start)
 	}
-	mv, mvBytes, err := e.mv.runs()
-	if err != nil {
-		return false, fmt.Errorf("backfill: actor %d: epoch %d: %w", e.cfg.Actor, b.Epoch.Curr, err)
-	}
-	e.part.MVBytes = mvBytes
-	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
-	e.state = nil
-	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
-		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
-			e.limit.Set(rate, time.Now())
-		}
-	}
-	e.part.Phases.Barrier = time.Since(start)
-	if err := e.env.Deliver(ctx, e.part); err != nil {
+	if err := e.deliver(ctx, b, start); err != nil {
 		return false, err
 	}
-	e.part, e.full = Part{}, false
 	if b.Final {
 		if !e.finished {
 			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished", e.cfg.Actor, b.Epoch.Curr)
@@ -678,6 +664,30 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 // filterPerVnode keeps visible the rows of c that the per-vnode scan has passed, by
 // the state of each row's vnode: all of a completed vnode, none of a vnode not
 // started, pk ≤ position otherwise.
+// deliver hands the epoch's part, ended by barrier b (handled since start), to the
+// collector, and takes up a new rate limit for the next epoch.
+func (e *Executor) deliver(ctx context.Context, b *stream.Barrier, start time.Time) error {
+	mv, mvBytes, err := e.mv.runs()
+	if err != nil {
+		return fmt.Errorf("backfill: actor %d: epoch %d: %w", e.cfg.Actor, b.Epoch.Curr, err)
+	}
+	e.part.MVBytes = mvBytes
+	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
+	e.part.Creating, e.part.Replayed = b.Creating, b.Replay
+	e.state = nil
+	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
+		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
+			e.limit.Set(rate, time.Now())
+		}
+	}
+	e.part.Phases.Barrier = time.Since(start)
+	if err := e.env.Deliver(ctx, e.part); err != nil {
+		return err
+	}
+	e.part, e.full = Part{}, false
+	return nil
+}
+
 func (e *Executor) filterPerVnode(c *stream.Chunk) {
 	if c.Vis == nil {
 		c.Vis = stream.NewBitmap(c.Len(), true)

@@ -109,24 +109,9 @@ func (e *Executor) snapshotBarrier(ctx context.Context, b *stream.Barrier) (done
 		}
 		e.part.StateTime = time.Since(start)
 	}
-	mv, mvBytes, err := e.mv.runs()
-	if err != nil {
-		return false, fmt.Errorf("backfill: actor %d: epoch %d: %w", e.cfg.Actor, b.Epoch.Curr, err)
-	}
-	e.part.MVBytes = mvBytes
-	e.part.Actor, e.part.Barrier, e.part.MV, e.part.State, e.part.Finished = e.cfg.Actor, b, mv, e.state, e.finished
-	e.part.Creating, e.part.Replayed = b.Creating, b.Replay
-	e.state = nil
-	if e.env.RateChange != nil { // a new limit takes effect from the next epoch
-		if rate, ok := e.env.RateChange(); ok && rate != e.limit.Rate() {
-			e.limit.Set(rate, time.Now())
-		}
-	}
-	e.part.Phases.Barrier = time.Since(start)
-	if err := e.env.Deliver(ctx, e.part); err != nil {
+	if err := e.deliver(ctx, b, start); err != nil {
 		return false, err
 	}
-	e.part, e.full = Part{}, false
 	if b.Final {
 		if !e.finished || b.Creating {
 			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the job joined its upstream", e.cfg.Actor, b.Epoch.Curr)

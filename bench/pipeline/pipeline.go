@@ -499,17 +499,7 @@ func (j *Job) recover(ctx context.Context) error {
 func countMV(s *storage.Store) (int64, error) {
 	snap := s.Latest()
 	defer snap.Release()
-	lo, hi := storage.TableBounds(storage.TableMV)
-	it, err := snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	var n int64
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	return n, it.Error()
+	return countTable(snap.Snap, storage.TableMV)
 }
 
 // open opens (create: or creates) the DB of cfg and readies the source.
