@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,9 +118,11 @@ func TestWiderStateIsARegression(t *testing.T) {
 	if f, ok := findings["persist=on|"+contract.UnitWriteAmp]; !ok || f.Head.Median <= f.Base.Median || f.Status == judge.Improvement {
 		t.Errorf("persist=on write-amp %+v: wider state rows must raise it, never improve it", f)
 	}
-	// The padding is all that changed: 66 bytes more for every state row.
+	// The padding is all that changed: 66 bytes more for every state row. Both are
+	// means per barrier, printed to a few significant digits (379.6 rows with the
+	// snapshot scan), so they agree to that precision.
 	rows, bytes := findings["persist=on|"+contract.UnitStateRows], findings["persist=on|"+contract.UnitStateBytes]
-	if grew := bytes.Head.Median - bytes.Base.Median; grew != 66*rows.Head.Median {
+	if grew, want := bytes.Head.Median-bytes.Base.Median, 66*rows.Head.Median; math.Abs(grew-want) > 1e-3*want {
 		t.Errorf("state-B/barrier grew by %v, want 66 bytes for each of the %v state rows a barrier", grew, rows.Head.Median)
 	}
 	t.Logf("persist=on: persist-B/op %v → %v, state-B/barrier %v → %v, write-amp %.4f → %.4f",

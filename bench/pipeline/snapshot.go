@@ -198,6 +198,7 @@ func (cj *creatingJob) tap(ctx context.Context, a int, db *pebble.DB, schema *ro
 		case cj.phase == phaseSnapshot || cj.made[epoch] != nil:
 			// Another tap made it before the log phase began: every actor gets it.
 			box.push(stream.Message{Barrier: cj.creatingFor(b)})
+			cj.dispatch() // a replay may have waited for this barrier to be passed on
 		}
 		held = held[:0]
 		cj.sealed = max(cj.sealed, epoch)
@@ -249,7 +250,10 @@ func (cj *creatingJob) upstreamCommitted(e uint64) {
 // driven) the upstream has used its allowance, or joins once the creating job has
 // caught up (cj.mu held).
 func (cj *creatingJob) dispatch() {
-	if cj.phase != phaseLog || cj.replaying {
+	// A creating barrier of the snapshot phase that some tap has not passed on yet
+	// goes first: a replay's barrier sent now would reach that tap's actor before it,
+	// out of epoch order.
+	if cj.phase != phaseLog || cj.replaying || len(cj.made) > 0 {
 		return
 	}
 	if cj.gated && cj.committed < max(cj.cut, cj.cutLimit) {
