@@ -176,13 +176,14 @@ const ScaleCount = MinCount
 // interval of a median.
 const MinCount = 6
 
-// QuickCount is the quick suite's default number of rounds. In a duet on 2 cores 48
-// rounds take ~2.5 minutes and give the on-vs-off ratios of steady rows/s, CPU per
-// row and barrier p50 95 % intervals within ±2 % (±0.6–1.5 % measured): 24 rounds
-// left the p50's at ±2.0–2.9 %, its own noise being each run's (a median of ~120
-// barrier latencies), which only more rounds average out. Back to back they take
-// ~8 minutes.
-const QuickCount = 48
+// QuickCount is the quick suite's default number of rounds. With the snapshot scan
+// (three times the epochs: its change-log replay) and the hummock cells (whose
+// compactions cost ~13–18 s a job), a round of the quick suite takes ~36 s in a duet
+// on 2 cores, so 16 rounds take ~10 minutes. On mem alone, 48 rounds had put the
+// on-vs-off intervals of steady rows/s and CPU per row within ±0.6–0.8 % and the
+// barrier p50's within ±1.1–1.5 % (24 rounds: ±1.0–1.2 %, ±2.0–2.9 %); 16 rounds
+// give wider ones, and `--count 48 --profile mem` the old precision.
+const QuickCount = 16
 
 // RunReport is what a run of the matrix left.
 type RunReport struct {

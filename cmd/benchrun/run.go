@@ -92,7 +92,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.Measure)
 	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
-	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 48 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
+	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 16 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
