@@ -179,7 +179,7 @@ const MinCount = 6
 // QuickCount is the quick suite's default number of rounds. With the snapshot scan
 // (three times the epochs: its change-log replay) and the hummock cells (whose
 // compactions cost ~13–18 s a job), a round of the quick suite takes ~36 s in a duet
-// on 2 cores, so 16 rounds take ~10 minutes. On mem alone, 48 rounds had put the
+// on 2 cores, so 16 rounds take ~11 minutes (make bench: 11 min 1 s measured). On mem alone, 48 rounds had put the
 // on-vs-off intervals of steady rows/s and CPU per row within ±0.6–0.8 % and the
 // barrier p50's within ±1.1–1.5 % (24 rounds: ±1.0–1.2 %, ±2.0–2.9 %); 16 rounds
 // give wider ones, and `--count 48 --profile mem` the old precision.
