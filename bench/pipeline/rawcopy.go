@@ -21,7 +21,7 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 	j.ran = true
 	res := &Result{Load: j.load}
 	fsStart := j.store.FS.Stats()
-	cpuStart := cpuTime()
+	cpuStart := jobCPU(j.store)
 	start := time.Now()
 
 	snap := j.store.Latest()
@@ -88,7 +88,7 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
-	res.CPU = cpuTime() - cpuStart
+	res.CPU = jobCPU(j.store) - cpuStart
 	res.FinalEpoch = epoch
 	if err := j.verifyCopy(); err != nil {
 		return nil, err

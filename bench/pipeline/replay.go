@@ -108,7 +108,7 @@ func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
 	}
 	res := &Result{Load: j.load}
 	fsStart := j.store.FS.Stats()
-	cpuStart := cpuTime()
+	cpuStart := jobCPU(j.store)
 	start := time.Now()
 	var last *storage.Upload // uploads end in commit order: the last ends after all
 	var h [epochLogHeader]byte
@@ -145,7 +145,7 @@ func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
-	res.CPU = cpuTime() - cpuStart
+	res.CPU = jobCPU(j.store) - cpuStart
 	fsJob := j.store.FS.Stats()
 	res.FS = fsJob.Sub(fsStart)
 	res.FinalEpoch = epoch
@@ -177,7 +177,7 @@ func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
 	}
 	j.ran = true
 	res := &Result{Load: j.load}
-	cpuStart := cpuTime()
+	cpuStart := jobCPU(j.store)
 	start := time.Now()
 	snap := j.store.Latest()
 	defer snap.Release()
@@ -198,7 +198,7 @@ func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
 	}
 	wg.Wait()
 	res.Wall = time.Since(start)
-	res.CPU = cpuTime() - cpuStart
+	res.CPU = jobCPU(j.store) - cpuStart
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("pipeline: scan-only: %w", err)
 	}

@@ -418,7 +418,7 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 	now := time.Now()
 	tr.Commit = now.Sub(committing)
 	tr.Latency = now.Sub(tr.Injected)
-	tr.CPU = cpuTime() - c.cpuStart
+	tr.CPU = jobCPU(c.store) - c.cpuStart
 	tr.Lag = cj.creatingCommitted(seq, finished, bar.Replay)
 	c.res.Creating = append(c.res.Creating, tr)
 	c.res.SnapshotRows += tr.SnapshotRows
