@@ -41,11 +41,30 @@ func globOr(pattern string) []string {
 	return m
 }
 
+// inSkiplist selects the functions of Pebble's memtable skiplist, whose work
+// is counted apart: its node heights come from a generator the Go runtime seeds per
+// process (Valgrind gives every run fresh seed bytes), so how many levels and
+// keys its inserts and searches visit varies from run to run.
+func inSkiplist(fn string) bool { return strings.Contains(fn, "/internal/arenaskl.") }
+
+// skiplistLeaf selects the calls of the skiplist that are its work: key compares,
+// copies and its height draws (they cannot switch goroutines); its calls to
+// morestack (a preemption) are not.
+func skiplistLeaf(fn string) bool {
+	switch callgrind.Unrecursed(fn) {
+	case "bytes.Compare", "cmpbody", "runtime.memmove":
+		return true
+	}
+	return strings.HasPrefix(fn, "math/rand/v2.")
+}
+
 // addInstructions adds the job window's instructions per row and per barrier to
 // the job's results, from its callgrind output and its trace (the rows and
-// barriers of its job).
+// barriers of its job): without those of the memtable skiplist, which are added
+// apart per row (not judged).
 func addInstructions(o *outcome, callgrindOut string) error {
-	total, windows, err := callgrind.ReadWindows(callgrindOut)
+	all, skiplist, windows, err := callgrind.ReadWindowsApart(callgrindOut, inSkiplist, skiplistLeaf)
+	total := all - skiplist
 	if err != nil {
 		return err
 	}
@@ -68,14 +87,15 @@ func addInstructions(o *outcome, callgrindOut string) error {
 		return fmt.Errorf("trace %s: %d rows and %d barriers: nothing to count instructions per", o.trace, rows, barriers)
 	}
 	units := contract.UnitMap()
-	for _, unit := range []string{contract.UnitInstrPerRow, contract.UnitInstrPerBarrier} {
+	for _, unit := range []string{contract.UnitInstrPerRow, contract.UnitInstrPerBarrier, contract.UnitSkiplistPerRow} {
 		k := benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}
 		o.units[k] = units[k]
 	}
 	for _, r := range o.results {
 		r.Values = append(r.Values,
 			benchfmt.Value{Value: float64(total) / float64(rows), Unit: contract.UnitInstrPerRow},
-			benchfmt.Value{Value: float64(total) / float64(barriers), Unit: contract.UnitInstrPerBarrier})
+			benchfmt.Value{Value: float64(total) / float64(barriers), Unit: contract.UnitInstrPerBarrier},
+			benchfmt.Value{Value: float64(skiplist) / float64(rows), Unit: contract.UnitSkiplistPerRow})
 	}
 	return nil
 }

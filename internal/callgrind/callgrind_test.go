@@ -190,3 +190,63 @@ fn=(1)
 		}
 	}
 }
+
+// TestWithin: a selection's instructions are its functions' own (at any recursion
+// depth) and their calls to leaf functions, not their other calls (a goroutine
+// switch callgrind took for a call) nor calls into it from outside.
+func TestWithin(t *testing.T) {
+	text := `events: Ir
+fn=(1) outer
+1 50
+cfn=(2) sk.insert
+calls=1 1
+1 700
+fn=(2)
+1 100
+cfn=(3) bytes.Compare
+calls=3 1
+1 30
+cfn=(4) runtime.morestack
+calls=1 1
+1 500
+cfn=(5) sk.insert'2
+calls=1 1
+1 20
+fn=(5)
+1 20
+fn=(3)
+1 40
+`
+	name := filepath.Join(t.TempDir(), "callgrind.out")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCosts(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(fn string) bool { return strings.HasPrefix(fn, "sk.") }
+	leaf := func(fn string) bool { return Unrecursed(fn) == "bytes.Compare" }
+	for _, tc := range []struct {
+		name string
+		leaf func(string) bool
+		want uint64
+	}{
+		{"own and leaf calls", leaf, 100 + 20 + 30},
+		{"own only", func(string) bool { return false }, 100 + 20},
+	} {
+		if got := c.Within(in, tc.leaf); got != tc.want {
+			t.Errorf("%s: %d, want %d (costs %+v)", tc.name, got, tc.want, c)
+		}
+	}
+}
+
+func TestUnrecursed(t *testing.T) {
+	for in, want := range map[string]string{
+		"f'2": "f", "f": "f", "a.(*T).m'13": "a.(*T).m", "x'": "x'", "it's": "it's",
+	} {
+		if got := Unrecursed(in); got != want {
+			t.Errorf("Unrecursed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

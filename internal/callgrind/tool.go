@@ -66,20 +66,35 @@ func Command(outFile, binary string, args []string) []string {
 // ReadWindows sums the instructions of the windows a run with outFile counted:
 // the dumps outFile.1, outFile.2, … that a client request (Window.Stop) made.
 func ReadWindows(outFile string) (total uint64, windows int, err error) {
+	total, _, windows, err = ReadWindowsApart(outFile, nil, nil)
+	return total, windows, err
+}
+
+// ReadWindowsApart is ReadWindows that also sums, apart, the instructions the
+// windows spent in the functions apart selects and their calls to those leaf
+// selects (Costs.Within); they are part of total. With apart nil, apartTotal is 0.
+func ReadWindowsApart(outFile string, apart, leaf func(fn string) bool) (total, apartTotal uint64, windows int, err error) {
 	for n := 1; ; n++ {
 		name := outFile + "." + strconv.Itoa(n)
 		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
-			return total, windows, nil
+			return total, apartTotal, windows, nil
 		}
 		d, err := readDump(name)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		if d.trigger != "Client Request" {
 			continue // a dump of another cause (callgrind_control): not a window
 		}
 		total += d.total
 		windows++
+		if apart != nil {
+			c, err := ReadCosts(name)
+			if err != nil {
+				return 0, 0, 0, err
+			}
+			apartTotal += c.Within(apart, leaf)
+		}
 	}
 }
 
