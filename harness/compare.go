@@ -271,7 +271,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	v.Notes = append(v.Notes, notes...)
 	v.MarkFailed(failed)
 	if v.Regression && confirm != nil && cfg.Confirm > 0 {
-		if err := confirmRegressions(v, cfg, judge.Options{Thresholds: cfg.Thresholds, Correction: cfg.Correction, Alpha: v.Alpha}, confirm); err != nil {
+		opts := cfg.Options
+		opts.Alpha = v.Alpha
+		if err := confirmRegressions(v, cfg, opts, confirm); err != nil {
 			return v, err
 		}
 	}

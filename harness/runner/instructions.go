@@ -47,15 +47,11 @@ func globOr(pattern string) []string {
 // keys its inserts and searches visit varies from run to run.
 func inSkiplist(fn string) bool { return strings.Contains(fn, "/internal/arenaskl.") }
 
-// skiplistLeaf selects the calls of the skiplist that are its work: key compares,
-// copies and its height draws (they cannot switch goroutines); its calls to
-// morestack (a preemption) are not.
-func skiplistLeaf(fn string) bool {
-	switch callgrind.Unrecursed(fn) {
-	case "bytes.Compare", "cmpbody", "runtime.memmove":
-		return true
-	}
-	return strings.HasPrefix(fn, "math/rand/v2.")
+// skiplistHelpers are the functions the skiplist calls whose instructions vary
+// with its node heights (the key compares, callers first): a share of theirs
+// goes with the skiplist's, by the share of their calls it made.
+func skiplistHelpers() []string {
+	return []string{"bytes.Compare", "internal/bytealg.Compare", "cmpbody"}
 }
 
 // addInstructions adds the job window's instructions per row and per barrier to
@@ -63,8 +59,8 @@ func skiplistLeaf(fn string) bool {
 // barriers of its job): without those of the memtable skiplist, which are added
 // apart per row (not judged).
 func addInstructions(o *outcome, callgrindOut string) error {
-	all, skiplist, windows, err := callgrind.ReadWindowsApart(callgrindOut, inSkiplist, skiplistLeaf)
-	total := all - skiplist
+	all, skiplist, windows, err := callgrind.ReadWindowsApart(callgrindOut, inSkiplist, skiplistHelpers())
+	total := float64(all) - skiplist
 	if err != nil {
 		return err
 	}
@@ -93,9 +89,9 @@ func addInstructions(o *outcome, callgrindOut string) error {
 	}
 	for _, r := range o.results {
 		r.Values = append(r.Values,
-			benchfmt.Value{Value: float64(total) / float64(rows), Unit: contract.UnitInstrPerRow},
-			benchfmt.Value{Value: float64(total) / float64(barriers), Unit: contract.UnitInstrPerBarrier},
-			benchfmt.Value{Value: float64(skiplist) / float64(rows), Unit: contract.UnitSkiplistPerRow})
+			benchfmt.Value{Value: total / float64(rows), Unit: contract.UnitInstrPerRow},
+			benchfmt.Value{Value: total / float64(barriers), Unit: contract.UnitInstrPerBarrier},
+			benchfmt.Value{Value: skiplist / float64(rows), Unit: contract.UnitSkiplistPerRow})
 	}
 	return nil
 }

@@ -8,11 +8,15 @@ import (
 	"strings"
 )
 
-// Costs are the instructions (event Ir) of one callgrind output file by function:
-// each function's own (Self), and the inclusive cost of its calls by callee (Calls).
+// Costs are the instructions (event Ir) of one callgrind output file by function,
+// each function's own (Self), and how many times each function called each other
+// (Calls, by callee then caller, recursion depths merged: see Unrecursed). Call
+// counts are exact; the inclusive costs callgrind gives calls are not read: its
+// call tree takes a goroutine switch (a preemption at a function's stack check)
+// for part of a call, and so gives calls other goroutines' work.
 type Costs struct {
 	Self  map[string]uint64
-	Calls map[string]map[string]uint64 // caller → callee → inclusive instructions
+	Calls map[string]map[string]uint64 // callee → caller → calls
 }
 
 // ReadFunctions reads the instructions of a callgrind output file by function,
@@ -24,8 +28,9 @@ func ReadFunctions(name string) (map[string]uint64, error) {
 
 // ReadCosts reads a callgrind output file's costs by function: the cost lines
 // under each fn= line are its own, except the line after each calls= line, which
-// is the inclusive cost of a call to the function the cfn= line before it named.
-// Compressed names ("fn=(12)") resolve to their first spelling.
+// is a call's inclusive cost (skipped); the calls= line counts the calls of fn to
+// the function the cfn= line before it named. Compressed names ("fn=(12)")
+// resolve to their first spelling.
 func ReadCosts(name string) (Costs, error) {
 	c := Costs{Self: map[string]uint64{}, Calls: map[string]map[string]uint64{}}
 	f, err := os.Open(name)
@@ -44,22 +49,17 @@ func ReadCosts(name string) (Costs, error) {
 		}
 		switch ch := line[0]; {
 		case ch >= '0' && ch <= '9' || ch == '+' || ch == '-' || ch == '*':
+			if call {
+				call = false // the call's inclusive cost: the callee's, not fn's own
+				continue
+			}
 			fields := strings.Fields(line)
 			if len(fields) < 2 || fn == "" {
-				call = false
 				continue // a position without costs
 			}
 			v, err := strconv.ParseUint(fields[1], 10, 64)
 			if err != nil {
 				return c, fmt.Errorf("callgrind output %s:%d: %q: %w", name, n, line, err)
-			}
-			if call {
-				call = false // the call's inclusive cost: the callee's, not fn's own
-				if c.Calls[fn] == nil {
-					c.Calls[fn] = map[string]uint64{}
-				}
-				c.Calls[fn][callee] += v
-				continue
 			}
 			c.Self[fn] += v
 		case strings.HasPrefix(line, "fn="):
@@ -68,6 +68,16 @@ func ReadCosts(name string) (Costs, error) {
 			callee = resolve(names, line[len("cfn="):])
 		case strings.HasPrefix(line, "calls="):
 			call = true
+			count, _, _ := strings.Cut(line[len("calls="):], " ")
+			v, err := strconv.ParseUint(count, 10, 64)
+			if err != nil {
+				return c, fmt.Errorf("callgrind output %s:%d: %q: %w", name, n, line, err)
+			}
+			to, from := Unrecursed(callee), Unrecursed(fn)
+			if c.Calls[to] == nil {
+				c.Calls[to] = map[string]uint64{}
+			}
+			c.Calls[to][from] += v
 		}
 	}
 	if err := sc.Err(); err != nil {
@@ -77,27 +87,41 @@ func ReadCosts(name string) (Costs, error) {
 }
 
 // Within is the instructions spent in the functions that in selects: their own,
-// and those of their calls to the functions that leaf selects (inclusive). Other
-// calls are left out: callgrind's call tree takes a goroutine switch inside a call
-// (a preemption at a function's stack check) for part of that call, and a return
-// to another goroutine for a call, so only calls that cannot switch (leaf
-// functions: a compare, a copy) are safe to attribute.
-func (c Costs) Within(in, leaf func(fn string) bool) uint64 {
-	var sum uint64
+// and a share of the own instructions of each of helpers, functions they call that
+// others call too (a compare): the share of the helper's calls that came from the
+// selection, directly or through the helpers before it (list them callers first:
+// bytes.Compare before what it calls). It assumes a helper's calls cost alike,
+// whoever makes them.
+func (c Costs) Within(in func(fn string) bool, helpers []string) float64 {
+	var sum float64
 	for fn, v := range c.Self {
 		if in(fn) {
-			sum += v
+			sum += float64(v)
 		}
 	}
-	for fn, callees := range c.Calls {
-		if !in(fn) {
-			continue
-		}
-		for callee, v := range callees {
-			if !in(callee) && leaf(callee) {
-				sum += v
+	share := map[string]float64{} // of each helper's calls, from the selection
+	for _, h := range helpers {
+		var from, all float64
+		for caller, n := range c.Calls[h] {
+			all += float64(n)
+			switch {
+			case in(caller):
+				from += float64(n)
+			default:
+				from += float64(n) * share[caller]
 			}
 		}
+		if all == 0 {
+			continue
+		}
+		share[h] = from / all
+		var self uint64
+		for fn, v := range c.Self {
+			if Unrecursed(fn) == h {
+				self += v
+			}
+		}
+		sum += float64(self) * share[h]
 	}
 	return sum
 }

@@ -71,9 +71,9 @@ func ReadWindows(outFile string) (total uint64, windows int, err error) {
 }
 
 // ReadWindowsApart is ReadWindows that also sums, apart, the instructions the
-// windows spent in the functions apart selects and their calls to those leaf
-// selects (Costs.Within); they are part of total. With apart nil, apartTotal is 0.
-func ReadWindowsApart(outFile string, apart, leaf func(fn string) bool) (total, apartTotal uint64, windows int, err error) {
+// windows spent in the functions apart selects and their share of helpers
+// (Costs.Within); they are part of total. With apart nil, apartTotal is 0.
+func ReadWindowsApart(outFile string, apart func(fn string) bool, helpers []string) (total uint64, apartTotal float64, windows int, err error) {
 	for n := 1; ; n++ {
 		name := outFile + "." + strconv.Itoa(n)
 		if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
@@ -93,7 +93,7 @@ func ReadWindowsApart(outFile string, apart, leaf func(fn string) bool) (total, 
 			if err != nil {
 				return 0, 0, 0, err
 			}
-			apartTotal += c.Within(apart, leaf)
+			apartTotal += c.Within(apart, helpers)
 		}
 	}
 }
