@@ -194,7 +194,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			}
 			notes = append(notes, more...)
 		}
-		b, err := newBuilds(ctx, cfg, checkout, dir, s.base, s.head)
+		b, err := newBuilds(ctx, cfg, checkout, dir, s.measure.buildEnv(), s.base, s.head)
 		if b != nil {
 			defer b.close()
 		}
@@ -502,7 +502,7 @@ type builds struct {
 	worktrees []func()
 }
 
-func newBuilds(ctx context.Context, cfg CompareConfig, checkout runner.Checkout, dir string, specs ...sideSpec) (*builds, error) {
+func newBuilds(ctx context.Context, cfg CompareConfig, checkout runner.Checkout, dir string, env []string, specs ...sideSpec) (*builds, error) {
 	b := &builds{}
 	for i, spec := range specs {
 		label := []string{judge.SideBase, judge.SideHead}[i]
@@ -518,7 +518,7 @@ func newBuilds(ctx context.Context, cfg CompareConfig, checkout runner.Checkout,
 			}
 		}
 		cfg.logger().Info("building the bench binary", "side", label, "ref", spec.label(), "commit", s.Checkout.Short())
-		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary); err != nil {
+		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary, env...); err != nil {
 			return b, &runner.BuildError{Side: spec.label(), Err: err}
 		}
 		b.sides = append(b.sides, s)

@@ -59,6 +59,15 @@ func (m Measure) instructions(ctx context.Context) (*runner.Instructions, error)
 	return nil, fmt.Errorf("--measure %q: want time or instructions", m.By)
 }
 
+// buildEnv is what the go command's environment adds to build this measure's
+// bench binary: callgrind.BuildEnv when counting; nil for wall-clock time.
+func (s *measureSetup) buildEnv() []string {
+	if s == nil || s.instructions == nil {
+		return nil
+	}
+	return callgrind.BuildEnv()
+}
+
 // countedWith is how a side's results were counted: the distinct valgrind
 // versions and settings of its results, "" for results not counted.
 func countedWith(results []*benchfmt.Result) []string {

@@ -12,7 +12,9 @@ import (
 // BuildBench compiles the bench package's test binary of the checkout at dir. The
 // go command's work directory goes into a temporary directory of ours (GOTMPDIR),
 // removed afterwards however the build ends: an interrupted go leaves its own.
-func BuildBench(ctx context.Context, dir, out string) error {
+// env adds to the go command's environment (callgrind.BuildEnv for a counted
+// binary).
+func BuildBench(ctx context.Context, dir, out string, env ...string) error {
 	tmp, err := os.MkdirTemp("", "backfill-bench-gotmp-")
 	if err != nil {
 		return err
@@ -20,7 +22,7 @@ func BuildBench(ctx context.Context, dir, out string) error {
 	defer os.RemoveAll(tmp)
 	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", out, "./bench/")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTMPDIR="+tmp)
+	cmd.Env = append(append(os.Environ(), "GOTMPDIR="+tmp), env...)
 	gracefully(cmd, 10*time.Second)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the bench binary in %s: %v\n%s", dir, err, msg)
