@@ -260,6 +260,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	}
 	if countNote != "" {
 		notes = append(notes, countNote)
+		cfg.Options.Welch = append(cfg.Options.Welch, contract.UnitInstrPerRow, contract.UnitInstrPerBarrier)
 	}
 	v, g, measured, more, err := settle(ctx, cfg, measured, cfg.Matrix.Cells(), perCell, start.Add(cfg.Budget), extend)
 	if err != nil {

@@ -23,25 +23,29 @@ const (
 	MeasureInstructions = "instructions"
 )
 
-// InstructionMatrix is the quick suite when counting instructions: a tenth of its
-// rows (under callgrind a job runs 20–50× slower), with its barrier every 2 500
-// rows, so that per-row work weighs as much against per-barrier work as there (a
-// barrier reopens an iterator per vnode: ~9.5 M instructions; with a barrier every
-// 250 rows it made 3/4 of instructions/row and hid per-row changes). Its jobs are
-// too short for steady-state figures, which counts do not need. The window's
-// count varies ~0.4 % run to run at this size.
+// InstructionMatrix is the suite when counting instructions: one cell of the
+// quick suite, in memory, narrow rows, persistence on (it runs every path of the
+// job: scan, MV and state writes), at a tenth of its rows (under callgrind a job
+// runs 20–50× slower: ~75 s with two at once on 2 cores), with its barrier every
+// 2 500 rows, so that per-row work weighs as much against per-barrier work as
+// there (a barrier reopens an iterator per vnode: ~9.5 M instructions; with a
+// barrier every 250 rows it made 3/4 of instructions/row and hid per-row changes).
+// One cell, so that a compare of InstructionCount rounds fits in 10 minutes on 2
+// cores; the dimension flags widen it. Its jobs are too short for steady-state
+// figures, which counts do not need. Without the memtable skiplist the window's
+// count varies ~0.12 % (sd) run to run at this size.
 func InstructionMatrix() contract.Matrix {
 	m := QuickMatrix()
+	m.Profiles, m.Workloads, m.Persist = []string{"mem"}, []string{"narrow"}, []bool{true}
 	m.Rows = []int64{30_000}
 	return m
 }
 
-// InstructionCount is the default rounds of a counting compare or run: the
-// signed-rank test of n rounds cannot go below p = 2/2ⁿ, and the quick suite's 12
-// judged pairs (4 cells × instructions/row, write-amp, job-allocs/op) at the
-// adaptive α = 0.0221 need p < 0.0018 from the first pair Holm's correction tests:
-// 11 rounds at least, 12 leave room for one round against.
-const InstructionCount = 12
+// InstructionCount is the default rounds of a counting compare or run: Welch's
+// test judges counts (judge.Options.Welch), which needs no more rounds for its
+// p-value to reach α (the rank tests needed 11); 5 per side put the 95 %
+// interval of a compare at about ±0.2 % with the counts' noise.
+const InstructionCount = 5
 
 // instructions checks that this machine can count and says with which valgrind;
 // nil when the measure is wall-clock time.
@@ -104,8 +108,8 @@ func checkCounts(base, head []*benchfmt.Result) (note string, err error) {
 		}
 		return "", fmt.Errorf("compare: instruction counts are comparable only under one valgrind version and one set of settings: base has %s, head has %s; measure both sides again with the same valgrind (--measure instructions)", say(b), say(h))
 	}
-	return fmt.Sprintf("measured by instructions: %s decides (with write-amp and job-allocs/op); each job's window (first barrier to last commit) counted under callgrind (%s). Wall-clock figures of these runs (under valgrind, one P, 20–50× slower) are in metrics.txt, not judged",
-		contract.UnitInstrPerRow, b[0]), nil
+	return fmt.Sprintf("measured by instructions: %s decides (with write-amp and job-allocs/op), judged unpaired by Welch's t-test on the logs (counts have no round-to-round common noise); each job's window (first barrier to last commit) counted under callgrind (%s), Pebble's memtable skiplist apart (%s, not judged). Wall-clock figures of these runs (under valgrind, one P, 20–50× slower) are in metrics.txt, not judged",
+		contract.UnitInstrPerRow, b[0], contract.UnitSkiplistPerRow), nil
 }
 
 // explainCounts adds to v.Why, for every regressed cell, the functions whose own
