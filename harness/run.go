@@ -53,7 +53,7 @@ type Measure struct {
 	ProfileFiles []string
 	Count        int           // rounds: every cell runs once per round (on each side)
 	Src          string        // a directory in the module checkout to build and attribute
-	Timeout      time.Duration // per run (default 10m)
+	Timeout      time.Duration // per run (0: runner.DefaultTimeout)
 	Pairing      string        // "duet", "sequential" or "": duet where the machine can (runner.DefaultPairing)
 	By           string        // MeasureTime ("" too) or MeasureInstructions
 }
@@ -78,7 +78,7 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 		return bad(fmt.Errorf("--timeout %v: must be > 0", m.Timeout))
 	}
 	if m.Timeout == 0 {
-		m.Timeout = 10 * time.Minute
+		m.Timeout = runner.DefaultTimeout
 	}
 	pairing, err := runner.ParsePairing(m.Pairing)
 	if err != nil {

@@ -1,9 +1,9 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
@@ -88,19 +88,19 @@ func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(duetCPUs())
 // change how it pairs by accident.
 func (p *pass) gated(ctx context.Context) (bool, error) {
 	for _, s := range p.sides {
-		pctx, cancel := context.WithTimeout(ctx, time.Minute)
-		out, err := exec.CommandContext(pctx, s.Binary, "-test.run", "^$", "-test.bench", "^$", "-"+contract.FlagStartGate+"=false").CombinedOutput()
-		cancel()
+		var out bytes.Buffer
+		err := Job{Binary: s.Binary, Args: []string{"-test.run", "^$", "-test.bench", "^$"}, Diagnostics: []string{"-" + contract.FlagStartGate + "=false"},
+			Timeout: time.Minute, Stdout: &out, Stderr: &out}.Run(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return false, nil // interrupted: the pass stops before its first trial
 		case err == nil:
-		case strings.Contains(string(out), "flag provided but not defined: -"+contract.FlagStartGate):
+		case strings.Contains(out.String(), "flag provided but not defined: -"+contract.FlagStartGate):
 			p.cfg.Logger.Warn("this bench binary has no -"+contract.FlagStartGate+" (built before it): the runs of each pair go one after the other, as with --pairing sequential",
 				"side", s.Label, "binary", s.Binary)
 			return false, nil
 		default:
-			line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+			line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
 			return false, fmt.Errorf("probing %s for -%s: %v %s", s.Binary, contract.FlagStartGate, err, line)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
-	"github.com/backfill-bench/backfill-bench/contract"
 )
 
 // duetSupported checks that this process may pin processes to CPUs and has at
@@ -69,14 +68,12 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 	var exited, warned [2]bool
 	var wg sync.WaitGroup
 	for i, t := range trials {
-		j, o := p.newJob(ctx, p.sides[t.Side], prof, t)
+		j, o := p.newJob(ctx, p.sides[t.Side], prof, t, procs)
 		if j == nil {
 			outs[i] = o
 			continue
 		}
-		defer j.cancel()
-		j.cmd.Args = append(j.cmd.Args, "-"+contract.FlagStartGate)
-		j.cmd.Env = append(j.cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs)) // the last value of a key wins
+		defer j.proc.Close()
 		readyR, readyW, err := os.Pipe()
 		if err != nil {
 			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
@@ -89,8 +86,8 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
 			continue
 		}
-		j.cmd.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: contract.GateReadyFD, GateGoFD
-		err = j.cmd.Start()
+		j.proc.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: contract.GateReadyFD, GateGoFD
+		err = j.proc.Start()
 		readyW.Close()
 		goR.Close()
 		if err != nil {
@@ -109,12 +106,12 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			// Wait for the exit without reaping, so the PID stays this process's until
 			// pinning has stopped for it; then reap.
 			var info unix.Siginfo
-			for unix.Waitid(unix.P_PID, j.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+			for unix.Waitid(unix.P_PID, j.proc.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
 			}
 			mu.Lock()
 			exited[i] = true
 			mu.Unlock()
-			outs[i] = j.outcome(ctx, j.cmd.Wait())
+			outs[i] = j.outcome(ctx, j.proc.Wait())
 		})
 	}
 	pin := func(flip int) {
@@ -124,7 +121,7 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			if j == nil || exited[i] {
 				continue
 			}
-			if err := pinProcess(j.cmd.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
+			if err := pinProcess(j.proc.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
 				warned[i] = true
 				p.cfg.Logger.Warn("duet: pinning a run to its CPUs failed; its figures are not a duet's", "run", j.t.Index, "error", err)
 			}
