@@ -14,7 +14,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -44,7 +44,7 @@ const (
 
 // BisectStep is one commit judged against the good one.
 type BisectStep struct {
-	Commit  runner.Commit
+	Commit  testbed.Commit
 	Outcome string
 	Why     string // the verdict's outcome, or why the commit was skipped
 	Dir     string // its comparison in the cache
@@ -54,10 +54,10 @@ type BisectStep struct {
 // BisectResult is what a bisect found: FirstBad, or, when commits that could not
 // be judged hide it, the Candidates it is among; nothing when Bad does not regress.
 type BisectResult struct {
-	Good       runner.Commit
+	Good       testbed.Commit
 	Steps      []BisectStep
-	FirstBad   *runner.Commit
-	Candidates []runner.Commit
+	FirstBad   *testbed.Commit
+	Candidates []testbed.Commit
 }
 
 // ErrBisectInconclusive is returned when the first bad commit cannot be named:
@@ -90,7 +90,7 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 		return bad(err)
 	}
 	cfg.Compare.Matrix = m
-	checkout, err := runner.InspectCheckout(ctx, cfg.Compare.Src)
+	checkout, err := testbed.InspectCheckout(ctx, cfg.Compare.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +98,15 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 	if cfg.Bad == "" {
 		cfg.Bad = "HEAD"
 	}
-	good, err := runner.ResolveCommit(ctx, repo, cfg.Good)
+	good, err := testbed.ResolveCommit(ctx, repo, cfg.Good)
 	if err != nil {
 		return bad(fmt.Errorf("bisect GOOD: %w", err))
 	}
-	badHash, err := runner.ResolveCommit(ctx, repo, cfg.Bad)
+	badHash, err := testbed.ResolveCommit(ctx, repo, cfg.Bad)
 	if err != nil {
 		return bad(fmt.Errorf("bisect BAD: %w", err))
 	}
-	commits, err := runner.CommitsBetween(ctx, repo, good, badHash)
+	commits, err := testbed.CommitsBetween(ctx, repo, good, badHash)
 	if err != nil {
 		return bad(fmt.Errorf("bisect %s %s: %w", cfg.Good, cfg.Bad, err))
 	}
@@ -116,7 +116,7 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 	if cfg.Cache == "" {
 		cfg.Cache = filepath.Join(repo, "results", "runs", "bisect-cache")
 	}
-	res := &BisectResult{Good: runner.Commit{Hash: good}}
+	res := &BisectResult{Good: testbed.Commit{Hash: good}}
 	log := cfg.Compare.logger()
 	judgeAt := func(i int) (string, error) {
 		s, err := bisectStep(ctx, cfg, good, commits[i])
@@ -124,8 +124,8 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 			return "", err
 		}
 		res.Steps = append(res.Steps, s)
-		log.Info("bisect step", "commit", runner.ShortHash(s.Commit.Hash), "outcome", s.Outcome, "why", s.Why, "cached", s.Cached)
-		fmt.Fprintf(cfg.Compare.Stdout, "%s %s %s (%s)\n", runner.ShortHash(s.Commit.Hash), s.Outcome, s.Commit.Subject, s.Why)
+		log.Info("bisect step", "commit", testbed.ShortHash(s.Commit.Hash), "outcome", s.Outcome, "why", s.Why, "cached", s.Cached)
+		fmt.Fprintf(cfg.Compare.Stdout, "%s %s %s (%s)\n", testbed.ShortHash(s.Commit.Hash), s.Outcome, s.Commit.Subject, s.Why)
 		return s.Outcome, nil
 	}
 	last := len(commits) - 1
@@ -186,8 +186,8 @@ func nextProbe(lo, hi int, skipped map[int]bool) (int, bool) {
 }
 
 // bisectStep compares commit with good, or reads that comparison from the cache.
-func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit runner.Commit) (BisectStep, error) {
-	dir := filepath.Join(cfg.Cache, commit.Hash, runner.ShortHash(good)+"-"+bisectKey(cfg))
+func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit testbed.Commit) (BisectStep, error) {
+	dir := filepath.Join(cfg.Cache, commit.Hash, testbed.ShortHash(good)+"-"+bisectKey(cfg))
 	s := BisectStep{Commit: commit, Dir: dir}
 	if why, err := os.ReadFile(filepath.Join(dir, "skip.txt")); err == nil {
 		s.Outcome, s.Why, s.Cached = StepSkip, strings.TrimSpace(string(why)), true
@@ -201,10 +201,10 @@ func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit runne
 	c := cfg.Compare
 	c.Base, c.Head, c.Out, c.Force = good, commit.Hash, dir, true
 	c.NoPlots = true
-	c.CommandLine = append(slices.Clip(c.CommandLine), "# step: compare", runner.ShortHash(good), runner.ShortHash(commit.Hash))
+	c.CommandLine = append(slices.Clip(c.CommandLine), "# step: compare", testbed.ShortHash(good), testbed.ShortHash(commit.Hash))
 	c.Stdout = io.Discard
 	v, err := Compare(ctx, c)
-	var build *runner.BuildError
+	var build *testbed.BuildError
 	switch {
 	case errors.As(err, &build) && build.Side == commit.Hash:
 		s.Outcome, s.Why = StepSkip, "does not build: "+firstLine(build.Err.Error())
@@ -213,7 +213,7 @@ func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit runne
 		}
 		return s, files.WriteAtomic(filepath.Join(dir, "skip.txt"), []byte(s.Why+"\n"))
 	case err != nil && !errors.Is(err, ErrRegression) && !errors.Is(err, ErrInconclusive):
-		return s, fmt.Errorf("bisect: compare %s %s: %w", runner.ShortHash(good), runner.ShortHash(commit.Hash), err)
+		return s, fmt.Errorf("bisect: compare %s %s: %w", testbed.ShortHash(good), testbed.ShortHash(commit.Hash), err)
 	}
 	s.Outcome, s.Why = stepOutcome(v)
 	return s, nil

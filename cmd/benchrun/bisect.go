@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/harness"
-	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // Exit statuses of bisect --step, as `git bisect run` reads them: 0 good, 1 bad,
@@ -86,7 +86,7 @@ the bisected commits do not build it):
 	case errors.Is(err, harness.ErrBisectInconclusive):
 		fmt.Fprintln(stdout, "the first bad commit is one of (the others could not be judged):")
 		for _, c := range res.Candidates {
-			fmt.Fprintf(stdout, "  %s %s\n", runner.ShortHash(c.Hash), c.Subject)
+			fmt.Fprintf(stdout, "  %s %s\n", testbed.ShortHash(c.Hash), c.Subject)
 		}
 		return exitError{3, err}
 	case err == nil:

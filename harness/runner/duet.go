@@ -9,6 +9,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // Pairing is how the two runs of a pair (a cell's base and head; in a plain run
@@ -41,7 +42,7 @@ func ParsePairing(s string) (Pairing, error) {
 	case Sequential:
 		return Sequential, nil
 	case Duet:
-		if err := duetSupported(); err != nil {
+		if err := testbed.PinSupported(); err != nil {
 			return "", fmt.Errorf("--pairing duet: %w; use --pairing sequential", err)
 		}
 		return Duet, nil
@@ -51,7 +52,7 @@ func ParsePairing(s string) (Pairing, error) {
 
 // DefaultPairing is Duet where this machine can run one, else Sequential.
 func DefaultPairing() Pairing {
-	if duetSupported() != nil {
+	if testbed.PinSupported() != nil {
 		return Sequential
 	}
 	return Duet
@@ -76,11 +77,11 @@ func duetProcs(p profile.Profile) int {
 	if p.CPUs > 0 {
 		return p.CPUs
 	}
-	return max(1, len(duetCPUs())/2)
+	return max(1, len(testbed.CPUs())/2)
 }
 
 // duetFits reports whether two runs of the profile fit side by side.
-func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(duetCPUs()) }
+func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(testbed.CPUs()) }
 
 // gated reports whether every side's bench binary has the start gate a duet
 // needs; one built before it (an older commit) makes the pass run its pairs back

@@ -5,45 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
-
-// duetSupported checks that this process may pin processes to CPUs and has at
-// least two to pin to.
-func duetSupported() error {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return fmt.Errorf("reading this process's CPUs: %w", err)
-	}
-	if set.Count() < 2 {
-		return fmt.Errorf("a duet needs 2 CPUs, this process may use %d", set.Count())
-	}
-	if err := unix.SchedSetaffinity(0, &set); err != nil { // a no-op that needs the permission
-		return fmt.Errorf("pinning to CPUs: %w", err)
-	}
-	return nil
-}
-
-// duetCPUs are the CPUs this process may use, in order.
-func duetCPUs() []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil
-	}
-	var cpus []int
-	for c := 0; len(cpus) < set.Count(); c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus
-}
 
 // runDuet runs the trials a and b at once (see Duet): both processes load their
 // tables, the gate opens when both are ready or gone, and until both have exited
@@ -54,7 +23,7 @@ func duetCPUs() []int {
 // is false if the two ran back to back instead.
 func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([]outcome, bool) {
 	procs := duetProcs(prof)
-	cpus := duetCPUs()
+	cpus := testbed.CPUs()
 	if len(cpus) < 2*procs { // the CPUs this process may use shrank since the pass began
 		return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}, false
 	}
@@ -121,7 +90,7 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			if j == nil || exited[i] {
 				continue
 			}
-			if err := pinProcess(j.proc.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
+			if err := testbed.Pin(j.proc.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
 				warned[i] = true
 				p.cfg.Logger.Warn("duet: pinning a run to its CPUs failed; its figures are not a duet's", "run", j.t.Index, "error", err)
 			}
@@ -158,27 +127,4 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 	close(done)
 	<-swapped
 	return outs, true
-}
-
-// pinProcess pins every thread of the process to cpus. Threads come and go; one
-// started since is pinned at the next call (a new thread inherits its creator's
-// CPUs meanwhile), one gone is no error. The error is the main thread's.
-func pinProcess(pid int, cpus []int) error {
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return nil // exited
-	}
-	var leader error
-	for _, t := range tasks {
-		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			if err := unix.SchedSetaffinity(tid, &set); tid == pid && err != unix.ESRCH {
-				leader = err
-			}
-		}
-	}
-	return leader
 }

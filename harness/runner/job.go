@@ -1,3 +1,6 @@
+// Package runner launches bench binaries: it plans interleaved rounds and runs each
+// trial, duet, counted run and extra as a Job in its own process group, keeping the
+// results in memory and in the results directory.
 package runner
 
 import (

@@ -19,13 +19,14 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
 // Side is one build of the benchmarks: a plain run has one, a compare two.
 type Side struct {
 	Label    string // "" in a plain run; "base" or "head"
-	Checkout Checkout
+	Checkout testbed.Checkout
 	Binary   string
 	File     string // its results file, rewritten after every trial ("": none)
 	// Prior are results of earlier passes that File holds before this pass's.
@@ -39,7 +40,7 @@ type PassConfig struct {
 	Profiles     *profile.Set
 	ProfileFiles []string      // absolute, for the bench binary
 	Timeout      time.Duration // per job (0: DefaultTimeout)
-	Machine      Machine
+	Machine      testbed.Machine
 	Progress     io.Writer // progress bar or log lines; nil: none
 	Terminal     bool      // Progress is a terminal: draw a bar
 	Logger       *slog.Logger
@@ -341,54 +342,18 @@ func traceName(t Trial) string {
 	return fmt.Sprintf("%s.r%d.jsonl", strings.Join(vals, "_"), t.Round)
 }
 
-// addConfig adds the harness's config keys to a result from the bench binary, which
-// itself gives goos, goarch, pkg and cpu.
-func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile, duet bool) {
-	procs := strconv.Itoa(m.Cores)
+// addConfig adds the harness's config keys to a result of the profile's job, run
+// alone or in a duet.
+func addConfig(r *benchfmt.Result, src testbed.Checkout, m testbed.Machine, p profile.Profile, duet bool) {
+	procs := m.Cores
 	if p.CPUs > 0 {
-		procs = strconv.Itoa(p.CPUs)
+		procs = p.CPUs
 	}
 	pairing := ""
 	if duet {
-		procs, pairing = strconv.Itoa(duetProcs(p)), string(Duet)
+		procs, pairing = duetProcs(p), string(Duet)
 	}
-	commitTime := ""
-	if !src.CommitTime.IsZero() {
-		commitTime = src.CommitTime.UTC().Format(time.RFC3339)
-	}
-	for _, kv := range [][2]string{
-		{contract.ConfigCommit, src.Commit},
-		{contract.ConfigCommitTime, commitTime},
-		{contract.ConfigBranch, src.Branch},
-		{contract.ConfigDirty, strconv.FormatBool(src.Dirty)},
-		{contract.ConfigGo, src.GoVersion},
-		{contract.ConfigPebble, src.Pebble},
-		{contract.ConfigCores, strconv.Itoa(m.Cores)},
-		{contract.ConfigGOMAXPROCS, procs},
-		{contract.ConfigMachine, m.Fingerprint},
-		{contract.ConfigProfile, fmt.Sprintf("%s v%d", p.Name, p.Version)},
-		{contract.ConfigDisk, diskOf(p)},
-		{contract.ConfigPairing, pairing},
-	} {
-		if kv[1] != "" {
-			r.SetConfig(kv[0], kv[1])
-			i, _ := r.ConfigIndex(kv[0])
-			r.Config[i].File = true // written to the results file, like the binary's own
-		}
-	}
-}
-
-// diskOf is the profile's disk as results record it: a real disk also names the
-// filesystem its jobs ran on, since a temp dir on tmpfs is no disk at all.
-func diskOf(p profile.Profile) string {
-	if p.FS != profile.FSDisk {
-		return p.Disk()
-	}
-	fs, err := profile.Filesystem(p.JobDir())
-	if err != nil {
-		fs = "unknown filesystem"
-	}
-	return p.Disk() + " (" + fs + " at " + p.JobDir() + ")"
+	testbed.AddConfig(r, src, m, p, procs, pairing)
 }
 
 // writeFailures rewrites the pass's failures file: failures.txt, or
