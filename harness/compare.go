@@ -17,6 +17,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/stats"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -449,7 +450,7 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 // smallest p, 0.031, could never pass the adaptive compare's α = 0.0221, so no
 // regression was ever confirmed).
 func confirmRounds(cfg CompareConfig, alpha float64, judged int) int {
-	return max(cfg.Count*cfg.Confirm, judge.MinPairedRounds(alpha/float64(max(judged, 1))))
+	return max(cfg.Count*cfg.Confirm, stats.MinPairedRounds(alpha/float64(max(judged, 1))))
 }
 
 // writeComparison writes the table of every metric, verdict.json, the plots and
