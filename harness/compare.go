@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/cellsdiff"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -189,7 +191,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			if err != nil {
 				return nil, fmt.Errorf("--cells-from-diff: %w", err)
 			}
-			more, err := addCellsFromDiff(&cfg.Matrix, cfg.CellsFromDiff, changed)
+			more, err := cellsdiff.Add(&cfg.Matrix, cfg.CellsFromDiff, changed)
 			if err != nil {
 				return nil, &ConfigError{err}
 			}
@@ -533,3 +535,6 @@ func (b *builds) close() {
 		remove()
 	}
 }
+
+// Log is the logger of o: its Logger, or one that discards.
+func (o Output) Log() *slog.Logger { return o.logger() }
