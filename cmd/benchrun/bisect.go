@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/bisect"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 )
 
@@ -21,7 +22,7 @@ const (
 
 func runBisect(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
-	cfg := harness.BisectConfig{Compare: harness.CompareConfig{Output: output(stdout, stderr)}}
+	cfg := bisect.Config{Compare: harness.CompareConfig{Output: output(stdout, stderr)}}
 	cfg.Compare.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.Compare.Measure)
 	fs.StringVar(&cfg.Cell, "cell", "", "the cells to judge: a cell's full name (as a nightly alert gives it) or a regular expression over the matrix's cell names (required)")
@@ -70,7 +71,7 @@ the bisected commits do not build it):
 	}
 	given.apply(&cfg.Compare.Matrix)
 	cfg.Compare.CommandLine = append([]string{"benchrun", "bisect"}, args...)
-	res, err := harness.Bisect(ctx, cfg)
+	res, err := bisect.Run(ctx, cfg)
 	if cfg.Step {
 		return stepExit(true, err)
 	}
@@ -83,7 +84,7 @@ the bisected commits do not build it):
 			}
 		}
 		return exitError{1, err}
-	case errors.Is(err, harness.ErrBisectInconclusive):
+	case errors.Is(err, bisect.ErrInconclusive):
 		fmt.Fprintln(stdout, "the first bad commit is one of (the others could not be judged):")
 		for _, c := range res.Candidates {
 			fmt.Fprintf(stdout, "  %s %s\n", runner.ShortHash(c.Hash), c.Subject)
@@ -109,7 +110,7 @@ func stepExit(step bool, err error) error {
 		return err
 	case errors.Is(err, harness.ErrRegression):
 		return exitError{1, err}
-	case errors.Is(err, harness.ErrStepSkip):
+	case errors.Is(err, bisect.ErrStepSkip):
 		return exitError{exitSkip, err}
 	}
 	return exitError{exitAbort, err}
