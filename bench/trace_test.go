@@ -15,6 +15,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // TestEpochsCarryLSMState: a job with a 1 MiB memtable and epochs over half of it
@@ -83,7 +84,7 @@ func TestEpochsCarryLSMState(t *testing.T) {
 	}
 
 	// The trace file, as BenchmarkBackfill writes it for -trace.
-	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: cfg.Rows, Scan: "merged", Barrier: contract.Cadence{Rows: cfg.BarrierRows}, Vnodes: cfg.Vnodes, Par: cfg.Par}
+	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: cfg.Rows, Scan: "merged", Barrier: rates.Cadence{Rows: cfg.BarrierRows}, Vnodes: cfg.Vnodes, Par: cfg.Par}
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
 	if err := contract.AppendTrace(path, bench.NewTrace(cell, res)); err != nil {
 		t.Fatal(err)

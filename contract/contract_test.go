@@ -15,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // trickyMatrix has values with the characters names may hold: '+', ':', '.', '-'.
@@ -109,7 +110,7 @@ func TestMatrixSetErrors(t *testing.T) {
 }
 
 func TestParseNameErrors(t *testing.T) {
-	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: contract.Every(time.Second), Par: 1}.Name()
+	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: rates.Every(time.Second), Par: 1}.Name()
 	for _, name := range []string{
 		"", "profile=mem", strings.Replace(good, "persist=off", "persist=maybe", 1),
 		strings.Replace(good, "rows=1", "rows=x", 1), good + "/color=red", good + "/par=2", "junk/" + good,
@@ -189,30 +190,30 @@ func TestDirectionDefaults(t *testing.T) {
 
 func TestCadenceAndRates(t *testing.T) {
 	for in, want := range map[string]string{"100ms": "100ms", "1m30s": "1m30s", "50krows": "50krows", "50000rows": "50krows", "1500rows": "1500rows", "2mrows": "2mrows"} {
-		c, err := contract.ParseCadence(in)
+		c, err := rates.ParseCadence(in)
 		if err != nil || c.String() != want {
 			t.Errorf("ParseCadence(%q) = %v, %v; want %s", in, c, err, want)
 		}
 	}
 	for _, bad := range []string{"0rows", "rows", "-5rows", "0s", "soon", "100ns "} {
-		if _, err := contract.ParseCadence(bad); err == nil {
+		if _, err := rates.ParseCadence(bad); err == nil {
 			t.Errorf("ParseCadence(%q): no error", bad)
 		}
 	}
 	for in, perEpoch := range map[string]int64{"10k/s": 1000, "500/epoch": 500, "0/s": 0, "default": 1000} {
-		r, err := contract.ParseChangeRate(in)
+		r, err := rates.ParseChangeRate(in)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := r.ChangesPerEpoch(contract.Every(100 * time.Millisecond)); got != perEpoch {
+		if got := r.ChangesPerEpoch(rates.Every(100 * time.Millisecond)); got != perEpoch {
 			t.Errorf("%s over 100ms: %d changes per epoch, want %d", in, got, perEpoch)
 		}
 	}
-	if got := (contract.ChangeRate{}).ChangesPerEpoch(contract.Cadence{Rows: 50_000}); got != 500 {
+	if got := (rates.ChangeRate{}).ChangesPerEpoch(rates.Cadence{Rows: 50_000}); got != 500 {
 		t.Errorf("default changes of 50krows: %d per epoch, want 1 %% = 500", got)
 	}
 	for _, bad := range []string{"10k", "5/min", "-1/s", "x/epoch"} {
-		if _, err := contract.ParseChangeRate(bad); err == nil {
+		if _, err := rates.ParseChangeRate(bad); err == nil {
 			t.Errorf("ParseChangeRate(%q): no error", bad)
 		}
 	}
@@ -409,7 +410,7 @@ func TestOptionalDimensionsInNames(t *testing.T) {
 // so it stays what it was at the defaults and cells that differ only in an optional
 // dimension get different recovery names.
 func TestRecoveryNames(t *testing.T) {
-	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 100, Scan: "merged", Barrier: contract.Cadence{Rows: 2500}, Par: 2}
+	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 100, Scan: "merged", Barrier: rates.Cadence{Rows: 2500}, Par: 2}
 	const old = "profile=mem/workload=narrow/rows=100/crash=90%/persist=off/scan=merged/barrier=2500rows/par=2"
 	if got := base.RecoveryName("90%"); got != old {
 		t.Errorf("at the defaults: %q, want the name recoveries always had, %q", got, old)
@@ -421,8 +422,8 @@ func TestRecoveryNames(t *testing.T) {
 		{"read", func(c contract.Cell) contract.Cell { c.Read = "checkpoint"; return c }},
 		{"ckpt", func(c contract.Cell) contract.Cell { c.Ckpt = 10; return c }},
 		{"vnodes", func(c contract.Cell) contract.Cell { c.Vnodes = 16; return c }},
-		{"changes", func(c contract.Cell) contract.Cell { c.Changes = contract.ChangeRate{N: 5, Per: "epoch"}; return c }},
-		{"limit", func(c contract.Cell) contract.Cell { c.Limit = contract.RateLimit{Rate: 1000}; return c }},
+		{"changes", func(c contract.Cell) contract.Cell { c.Changes = rates.ChangeRate{N: 5, Per: "epoch"}; return c }},
+		{"limit", func(c contract.Cell) contract.Cell { c.Limit = rates.RateLimit{Rate: 1000}; return c }},
 		{"chunk", func(c contract.Cell) contract.Cell { c.Chunk = 1024; return c }},
 	} {
 		t.Run(tt.dim, func(t *testing.T) {
@@ -497,18 +498,18 @@ func TestImpossibleCellsSkipped(t *testing.T) {
 func TestRateLimits(t *testing.T) {
 	for _, tc := range []struct {
 		in, name string
-		want     contract.RateLimit
+		want     rates.RateLimit
 	}{
-		{"none", "none", contract.RateLimit{}},
-		{"200k/s", "200k-per-s", contract.RateLimit{Rate: 200_000}},
-		{"200k-per-s", "200k-per-s", contract.RateLimit{Rate: 200_000}},
-		{"1500/s", "1500-per-s", contract.RateLimit{Rate: 1500}},
-		{"200k/s..50k/s@50%", "200k-per-s..50k-per-s@50%", contract.RateLimit{Rate: 200_000, Step: contract.RateStep{Rate: 50_000, Percent: 50}}},
-		{"none..10k/s@25%", "none..10k-per-s@25%", contract.RateLimit{Step: contract.RateStep{Rate: 10_000, Percent: 25}}},
-		{"0/s..100k/s@1500ms", "0-per-s..100k-per-s@1.5s", contract.RateLimit{Rate: contract.Pause, Step: contract.RateStep{Rate: 100_000, After: 1500 * time.Millisecond}}},
-		{"50k/s..none@2s", "50k-per-s..none@2s", contract.RateLimit{Rate: 50_000, Step: contract.RateStep{After: 2 * time.Second}}},
+		{"none", "none", rates.RateLimit{}},
+		{"200k/s", "200k-per-s", rates.RateLimit{Rate: 200_000}},
+		{"200k-per-s", "200k-per-s", rates.RateLimit{Rate: 200_000}},
+		{"1500/s", "1500-per-s", rates.RateLimit{Rate: 1500}},
+		{"200k/s..50k/s@50%", "200k-per-s..50k-per-s@50%", rates.RateLimit{Rate: 200_000, Step: rates.RateStep{Rate: 50_000, Percent: 50}}},
+		{"none..10k/s@25%", "none..10k-per-s@25%", rates.RateLimit{Step: rates.RateStep{Rate: 10_000, Percent: 25}}},
+		{"0/s..100k/s@1500ms", "0-per-s..100k-per-s@1.5s", rates.RateLimit{Rate: rates.Pause, Step: rates.RateStep{Rate: 100_000, After: 1500 * time.Millisecond}}},
+		{"50k/s..none@2s", "50k-per-s..none@2s", rates.RateLimit{Rate: 50_000, Step: rates.RateStep{After: 2 * time.Second}}},
 	} {
-		got, err := contract.ParseRateLimit(tc.in)
+		got, err := rates.ParseRateLimit(tc.in)
 		if err != nil || got != tc.want {
 			t.Errorf("ParseRateLimit(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
 			continue
@@ -516,7 +517,7 @@ func TestRateLimits(t *testing.T) {
 		if got.String() != tc.name {
 			t.Errorf("%q prints as %q, want %q", tc.in, got.String(), tc.name)
 		}
-		if back, err := contract.ParseRateLimit(got.String()); err != nil || back != got {
+		if back, err := rates.ParseRateLimit(got.String()); err != nil || back != got {
 			t.Errorf("%q does not parse back: %+v, %v", got.String(), back, err)
 		}
 	}
@@ -531,7 +532,7 @@ func TestRateLimits(t *testing.T) {
 		{"100k/s..50k/s@soon", "per cent"},
 		{"-5/s", "want snapshot rows"},
 	} {
-		if _, err := contract.ParseRateLimit(tc.in); err == nil || !strings.Contains(err.Error(), tc.why) {
+		if _, err := rates.ParseRateLimit(tc.in); err == nil || !strings.Contains(err.Error(), tc.why) {
 			t.Errorf("ParseRateLimit(%q): err %v, want one saying %q", tc.in, err, tc.why)
 		}
 	}
