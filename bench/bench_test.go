@@ -17,6 +17,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
@@ -113,7 +114,7 @@ func BenchmarkBackfill(b *testing.B) {
 				if *flags.Trace == "" {
 					return nil
 				}
-				return contract.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
+				return jobtrace.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
 			})
 		})
 	}
