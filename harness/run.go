@@ -19,6 +19,8 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -150,7 +152,7 @@ func QuickMatrix() contract.Matrix {
 	return contract.Matrix{
 		Profiles: []string{"mem", "hummock"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
 		Persist: []bool{false, true}, Scans: []string{"snapshot"},
-		Barriers: []contract.Cadence{{Rows: 2500}}, Pars: []int{2},
+		Barriers: []rates.Cadence{{Rows: 2500}}, Pars: []int{2},
 	}
 }
 
@@ -164,7 +166,7 @@ func ScaleMatrix() contract.Matrix {
 	return contract.Matrix{
 		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 100_000_000},
 		Persist: []bool{false, true}, Scans: []string{"merged"},
-		Barriers: []contract.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
+		Barriers: []rates.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
 	}
 }
 
@@ -412,14 +414,14 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 }
 
 // runPlotSet is the plot set of a run: persist off and on as the variants.
-func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
+func runPlotSet(g *judge.Grid, traces []jobtrace.Trace) render.PlotSet {
 	ps := render.PlotSet{Grid: g, Title: "persist off vs on"}
 	if len(g.Tables) > 0 {
 		for _, c := range g.Tables[0].Cols {
 			ps.ColNames = append(ps.ColNames, "persist="+c.StringValues())
 		}
 	}
-	ps.Traces = make([][]contract.Trace, len(ps.ColNames))
+	ps.Traces = make([][]jobtrace.Trace, len(ps.ColNames))
 	for _, t := range traces {
 		c, err := contract.ParseName(t.Cell)
 		if err != nil {
@@ -435,13 +437,13 @@ func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
 }
 
 // readTraces reads the trace files the bench binaries wrote.
-func readTraces(paths []string) ([]contract.Trace, error) {
-	var out []contract.Trace
+func readTraces(paths []string) ([]jobtrace.Trace, error) {
+	var out []jobtrace.Trace
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		ts, err := contract.ReadTraceFile(p)
+		ts, err := jobtrace.ReadTraceFile(p)
 		if err != nil {
 			return out, err
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
@@ -55,7 +56,7 @@ func addInstructions(o *outcome, callgrindOut string) error {
 	if o.trace == "" {
 		return errors.New("the job wrote no trace, which gives its rows and barriers: this bench binary is too old for --measure instructions")
 	}
-	traces, err := contract.ReadTraceFile(o.trace)
+	traces, err := jobtrace.ReadTraceFile(o.trace)
 	if err != nil {
 		return err
 	}
