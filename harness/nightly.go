@@ -16,6 +16,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -128,7 +129,7 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 	var units benchfmt.UnitMetadataMap
 	root := cfg.History
 	if root == "" {
-		checkout, err := runner.InspectCheckout(ctx, cfg.Run.Src)
+		checkout, err := testbed.InspectCheckout(ctx, cfg.Run.Src)
 		if err != nil {
 			return nil, fmt.Errorf("nightly: %w (or pass --history)", err)
 		}
@@ -156,7 +157,7 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 		return nil, err
 	}
 	if fingerprint == "" {
-		fingerprint = runner.InspectMachine().Fingerprint
+		fingerprint = testbed.InspectMachine().Fingerprint
 	}
 	rep.Dir = history.Dir(root, fingerprint)
 	nights, skipped, err := history.Load(root, fingerprint)

@@ -24,6 +24,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -55,7 +56,7 @@ type Measure struct {
 	ProfileFiles []string
 	Count        int           // rounds: every cell runs once per round (on each side)
 	Src          string        // a directory in the module checkout to build and attribute
-	Timeout      time.Duration // per run (default 10m)
+	Timeout      time.Duration // per run (0: runner.DefaultTimeout)
 	Pairing      string        // "duet", "sequential" or "": duet where the machine can (runner.DefaultPairing)
 	By           string        // MeasureTime ("" too) or MeasureInstructions
 }
@@ -80,7 +81,7 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 		return bad(fmt.Errorf("--timeout %v: must be > 0", m.Timeout))
 	}
 	if m.Timeout == 0 {
-		m.Timeout = 10 * time.Minute
+		m.Timeout = runner.DefaultTimeout
 	}
 	pairing, err := runner.ParsePairing(m.Pairing)
 	if err != nil {
@@ -121,7 +122,7 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 // passConfig is the runner's configuration of one pass of this measure in dir.
 func (s *measureSetup) passConfig(dir, name string, o Output) runner.PassConfig {
 	return runner.PassConfig{Dir: dir, Name: name, Profiles: s.profiles, ProfileFiles: s.profileFiles, Timeout: s.Timeout,
-		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing, Instructions: s.instructions}
+		Machine: testbed.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing, Instructions: s.instructions}
 }
 
 // RunConfig configures `benchrun run`.
@@ -137,9 +138,9 @@ type RunConfig struct {
 	RawCopy     bool              // also run the baselines of every cell (append-order copy, replay, scan-only), the references of the scale plot and table
 	Recoveries  []runner.Recovery // BenchmarkRecovery runs after the cells (with shards, in shard 1)
 	CommandLine []string          // recorded in command.txt
-	// What the machine has for the jobs' tables (nil: runner.MachineRoom): which
+	// What the machine has for the jobs' tables (nil: testbed.MachineRoom): which
 	// cells are skipped as too large, so a plan to compare byte for byte fixes it.
-	Room func() runner.Room
+	Room func() testbed.Room
 }
 
 // QuickMatrix is the default suite: two workloads, persistence off and on, on the
@@ -214,7 +215,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	if cfg.Shard.Count > 1 {
 		cells = runner.ShardCells(cells, s.profiles, cfg.Shard)
 	}
-	room := runner.MachineRoom
+	room := testbed.MachineRoom
 	if cfg.Room != nil {
 		room = cfg.Room
 	}
@@ -324,8 +325,8 @@ func appendFailures(dir string, failed []string, planned int) error {
 
 // checkoutDir inspects the checkout at src and makes the output directory: out,
 // or results/<kind>/<UTC time>-<commit> in the checkout.
-func checkoutDir(ctx context.Context, src, out, kind string, force bool, commandLine []string) (runner.Checkout, string, error) {
-	checkout, err := runner.InspectCheckout(ctx, src)
+func checkoutDir(ctx context.Context, src, out, kind string, force bool, commandLine []string) (testbed.Checkout, string, error) {
+	checkout, err := testbed.InspectCheckout(ctx, src)
 	if err != nil {
 		return checkout, "", err
 	}
@@ -338,7 +339,7 @@ func checkoutDir(ctx context.Context, src, out, kind string, force bool, command
 
 // benchBinary is the bench binary to run: binary if given, else one built from
 // the checkout into dir, which remove deletes.
-func benchBinary(ctx context.Context, log *slog.Logger, checkout runner.Checkout, dir, binary string) (path string, remove func(), err error) {
+func benchBinary(ctx context.Context, log *slog.Logger, checkout testbed.Checkout, dir, binary string) (path string, remove func(), err error) {
 	if binary != "" {
 		return binary, func() {}, nil
 	}

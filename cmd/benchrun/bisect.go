@@ -10,7 +10,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/bisect"
-	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // Exit statuses of bisect --step, as `git bisect run` reads them: 0 good, 1 bad,
@@ -87,7 +87,7 @@ the bisected commits do not build it):
 	case errors.Is(err, bisect.ErrInconclusive):
 		fmt.Fprintln(stdout, "the first bad commit is one of (the others could not be judged):")
 		for _, c := range res.Candidates {
-			fmt.Fprintf(stdout, "  %s %s\n", runner.ShortHash(c.Hash), c.Subject)
+			fmt.Fprintf(stdout, "  %s %s\n", testbed.ShortHash(c.Hash), c.Subject)
 		}
 		return exitError{3, err}
 	case err == nil:

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -148,19 +145,10 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 				failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
 				continue
 			}
-			rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-			cmd := exec.CommandContext(rctx, s.Binary, rc.args(cfg.ProfileFiles)...)
-			cmd.Dir = cfg.Dir
-			cmd.Env = os.Environ()
-			if prof.CPUs > 0 {
-				cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
-			}
-			gracefully(cmd, 5*time.Second)
 			var stdout bytes.Buffer
 			stderr := &tailBuffer{max: 8 << 10}
-			cmd.Stdout, cmd.Stderr = &stdout, stderr
-			err = cmd.Run()
-			cancel()
+			err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
+				Stdout: &stdout, Stderr: stderr}.Run(ctx)
 			if err != nil {
 				failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
 				continue
