@@ -5,9 +5,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // BenchmarkName is the base name of the backfill benchmark; its sub-benchmarks are
@@ -22,13 +23,13 @@ type Cell struct {
 	Rows     int64
 	Persist  bool
 	Scan     string // "merged" or "per-vnode"
-	Barrier  Cadence
-	Changes  ChangeRate // left out of the name when the default
-	Limit    RateLimit  // left out of the name when none
-	Read     string     // read mode; "" or the default (left out of the name) is Reads[0]
-	Ckpt     int        // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
-	Vnodes   int        // vnode count; 0 or DefaultVnodes (left out of the name) is DefaultVnodes
-	Chunk    int        // snapshot chunk size in rows; 0 or DefaultChunk (left out of the name) is DefaultChunk
+	Barrier  rates.Cadence
+	Changes  rates.ChangeRate // left out of the name when the default
+	Limit    rates.RateLimit  // left out of the name when none
+	Read     string           // read mode; "" or the default (left out of the name) is Reads[0]
+	Ckpt     int              // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
+	Vnodes   int              // vnode count; 0 or DefaultVnodes (left out of the name) is DefaultVnodes
+	Chunk    int              // snapshot chunk size in rows; 0 or DefaultChunk (left out of the name) is DefaultChunk
 	Par      int
 }
 
@@ -66,7 +67,7 @@ func (c Cell) AtDefault(dim string) bool {
 	case "changes":
 		return c.Changes.Default()
 	case "limit":
-		return c.Limit == RateLimit{}
+		return c.Limit == rates.RateLimit{}
 	case "read":
 		return c.ReadMode() == Reads[0]
 	case "ckpt":
@@ -127,17 +128,6 @@ func (c Cell) name(afterRows string) string {
 // "Backfill/profile=…/par=2".
 func (c Cell) FullName() string { return BenchmarkName + "/" + c.Name() }
 
-// FormatDuration renders a duration without trailing zero units: 100ms, 1s, 1m30s.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	for _, z := range []string{"m0s", "h0m"} {
-		if strings.HasSuffix(s, z) {
-			s = strings.TrimSuffix(s, z[1:])
-		}
-	}
-	return s
-}
-
 // ParseName parses a Name back into a Cell.
 func ParseName(name string) (Cell, error) {
 	var c Cell
@@ -164,11 +154,11 @@ func ParseName(name string) (Cell, error) {
 		case "par":
 			c.Par, err = strconv.Atoi(v)
 		case "barrier":
-			c.Barrier, err = ParseCadence(v)
+			c.Barrier, err = rates.ParseCadence(v)
 		case "changes":
-			c.Changes, err = ParseChangeRate(v)
+			c.Changes, err = rates.ParseChangeRate(v)
 		case "limit":
-			c.Limit, err = ParseRateLimit(v)
+			c.Limit, err = rates.ParseRateLimit(v)
 		case "read":
 			c.Read = v
 			if !slices.Contains(Reads, v) {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // Scans are the scan strategies the executor implements; the bench package's tests
@@ -52,13 +54,13 @@ type Matrix struct {
 	Rows      []int64
 	Persist   []bool
 	Scans     []string
-	Barriers  []Cadence
-	Changes   []ChangeRate // empty: the default only
-	Limits    []RateLimit  // empty: none only
-	Reads     []string     // read modes; empty: the default only
-	Ckpts     []int        // checkpoint frequencies; empty: 1 only
-	Vnodes    []int        // vnode counts; empty: DefaultVnodes only
-	Chunks    []int        // snapshot chunk sizes; empty: DefaultChunk only
+	Barriers  []rates.Cadence
+	Changes   []rates.ChangeRate // empty: the default only
+	Limits    []rates.RateLimit  // empty: none only
+	Reads     []string           // read modes; empty: the default only
+	Ckpts     []int              // checkpoint frequencies; empty: 1 only
+	Vnodes    []int              // vnode counts; empty: DefaultVnodes only
+	Chunks    []int              // snapshot chunk sizes; empty: DefaultChunk only
 	Pars      []int
 }
 
@@ -114,11 +116,11 @@ func (m *Matrix) Set(dim, list string) error {
 		}
 		m.Scans = vals
 	case "barrier":
-		m.Barriers, err = parseEach(vals, ParseCadence)
+		m.Barriers, err = parseEach(vals, rates.ParseCadence)
 	case "changes":
-		m.Changes, err = parseEach(vals, ParseChangeRate)
+		m.Changes, err = parseEach(vals, rates.ParseChangeRate)
 	case "limit":
-		m.Limits, err = parseEach(vals, ParseRateLimit)
+		m.Limits, err = parseEach(vals, rates.ParseRateLimit)
 	case "read":
 		for _, v := range vals {
 			if !slices.Contains(Reads, v) {
@@ -234,9 +236,9 @@ func (m Matrix) Get(dim string) string {
 	return strings.Join(out, ",")
 }
 
-func (m Matrix) changes() []ChangeRate {
+func (m Matrix) changes() []rates.ChangeRate {
 	if len(m.Changes) == 0 {
-		return []ChangeRate{{}}
+		return []rates.ChangeRate{{}}
 	}
 	return m.Changes
 }
@@ -269,9 +271,9 @@ func (m Matrix) ckpts() []int {
 	return m.Ckpts
 }
 
-func (m Matrix) limits() []RateLimit {
+func (m Matrix) limits() []rates.RateLimit {
 	if len(m.Limits) == 0 {
-		return []RateLimit{{}}
+		return []rates.RateLimit{{}}
 	}
 	return m.Limits
 }
@@ -370,8 +372,8 @@ func (m Matrix) Validate() error {
 func (c Cell) Only() Matrix {
 	return Matrix{
 		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
-		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
-		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()}, Vnodes: []int{c.VnodeCount()},
+		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []rates.Cadence{c.Barrier},
+		Changes: []rates.ChangeRate{c.Changes}, Limits: []rates.RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()}, Vnodes: []int{c.VnodeCount()},
 		Chunks: []int{c.ChunkSize()}, Pars: []int{c.Par},
 	}
 }

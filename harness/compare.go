@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +15,11 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/cellsdiff"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/stats"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -189,7 +192,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			if err != nil {
 				return nil, fmt.Errorf("--cells-from-diff: %w", err)
 			}
-			more, err := addCellsFromDiff(&cfg.Matrix, cfg.CellsFromDiff, changed)
+			more, err := cellsdiff.Add(&cfg.Matrix, cfg.CellsFromDiff, changed)
 			if err != nil {
 				return nil, &ConfigError{err}
 			}
@@ -450,7 +453,7 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 // smallest p, 0.031, could never pass the adaptive compare's α = 0.0221, so no
 // regression was ever confirmed).
 func confirmRounds(cfg CompareConfig, alpha float64, judged int) int {
-	return max(cfg.Count*cfg.Confirm, judge.MinPairedRounds(alpha/float64(max(judged, 1))))
+	return max(cfg.Count*cfg.Confirm, stats.MinPairedRounds(alpha/float64(max(judged, 1))))
 }
 
 // writeComparison writes the table of every metric, verdict.json, the plots and
@@ -533,3 +536,6 @@ func (b *builds) close() {
 		remove()
 	}
 }
+
+// Log is the logger of o: its Logger, or one that discards.
+func (o Output) Log() *slog.Logger { return o.logger() }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -113,7 +114,7 @@ func meanFunctions(traces []string, cell string) (map[string]float64, error) {
 	sum := map[string]float64{}
 	jobs := 0
 	for _, tr := range traces {
-		ts, err := contract.ReadTraceFile(tr)
+		ts, err := jobtrace.ReadTraceFile(tr)
 		if err != nil || len(ts) == 0 || ts[0].Cell != cell {
 			continue
 		}

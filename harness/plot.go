@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
@@ -21,7 +22,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil
 	}
-	var traces [][]contract.Trace
+	var traces [][]jobtrace.Trace
 	var ps render.PlotSet
 	switch {
 	case exists("base.txt") && exists("head.txt"):

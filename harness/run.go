@@ -19,6 +19,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -368,14 +369,14 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 }
 
 // runPlotSet is the plot set of a run: persist off and on as the variants.
-func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
+func runPlotSet(g *judge.Grid, traces []jobtrace.Trace) render.PlotSet {
 	ps := render.PlotSet{Grid: g, Title: "persist off vs on"}
 	if len(g.Tables) > 0 {
 		for _, c := range g.Tables[0].Cols {
 			ps.ColNames = append(ps.ColNames, "persist="+c.StringValues())
 		}
 	}
-	ps.Traces = make([][]contract.Trace, len(ps.ColNames))
+	ps.Traces = make([][]jobtrace.Trace, len(ps.ColNames))
 	for _, t := range traces {
 		c, err := contract.ParseName(t.Cell)
 		if err != nil {
@@ -391,13 +392,13 @@ func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
 }
 
 // readTraces reads the trace files the bench binaries wrote.
-func readTraces(paths []string) ([]contract.Trace, error) {
-	var out []contract.Trace
+func readTraces(paths []string) ([]jobtrace.Trace, error) {
+	var out []jobtrace.Trace
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		ts, err := contract.ReadTraceFile(p)
+		ts, err := jobtrace.ReadTraceFile(p)
 		if err != nil {
 			return out, err
 		}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
@@ -114,7 +115,7 @@ func fakeBench(args []string) int {
 		rowsPerSec = 900
 	}
 	fmt.Printf("BenchmarkBackfill/%s-2 \t1\t%d ns/op\t%g rows/s\nPASS\n", cell.Name(), 1000000, rowsPerSec)
-	if err := contract.AppendTrace(*flags.Trace, contract.Trace{Cell: cell.Name()}); err != nil {
+	if err := jobtrace.AppendTrace(*flags.Trace, jobtrace.Trace{Cell: cell.Name()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

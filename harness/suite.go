@@ -7,6 +7,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 )
@@ -107,7 +108,7 @@ func QuickMatrix() contract.Matrix {
 	return contract.Matrix{
 		Profiles: []string{"mem", "hummock"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
 		Persist: []bool{false, true}, Scans: []string{"snapshot"},
-		Barriers: []contract.Cadence{{Rows: 2500}}, Pars: []int{2},
+		Barriers: []rates.Cadence{{Rows: 2500}}, Pars: []int{2},
 	}
 }
 
@@ -121,7 +122,7 @@ func ScaleMatrix() contract.Matrix {
 	return contract.Matrix{
 		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 100_000_000},
 		Persist: []bool{false, true}, Scans: []string{"merged"},
-		Barriers: []contract.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
+		Barriers: []rates.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
@@ -226,9 +227,9 @@ func scanActor(ctx context.Context, j *Job, snap *storage.EpochSnapshot, vnodes 
 	}
 	var err error
 	if j.cfg.Scan == backfill.PerVnode {
-		it, err = backfill.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
+		it, err = scaniter.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
 	} else {
-		it, err = backfill.NewMergeIter(snap.Snap, nil, storage.TableUpstream, vnodes, nil)
+		it, err = scaniter.NewMergeIter(snap.Snap, nil, storage.TableUpstream, vnodes, nil)
 	}
 	if err != nil {
 		return 0, err

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/bisect"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
@@ -20,7 +21,7 @@ const (
 
 func runBisect(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
-	cfg := harness.BisectConfig{Compare: harness.CompareConfig{Output: output(stdout, stderr)}}
+	cfg := bisect.Config{Compare: harness.CompareConfig{Output: output(stdout, stderr)}}
 	given := bindMatrix(fs, &cfg.Compare.Measure)
 	fs.StringVar(&cfg.Cell, "cell", "", "the cells to judge: a cell's full name (as a nightly alert gives it) or a regular expression over the matrix's cell names (required)")
 	fs.BoolVar(&cfg.Step, "step", false, "judge only HEAD of --src against GOOD, for `git bisect run`: exit 0 good, 1 bad, 125 skip (does not build, or inconclusive), 128 error")
@@ -72,7 +73,7 @@ the bisected commits do not build it):
 	}
 	applyCompare(fs, suite, &cfg.Compare)
 	cfg.Compare.CommandLine = append([]string{"benchrun", "bisect"}, args...)
-	res, err := harness.Bisect(ctx, cfg)
+	res, err := bisect.Run(ctx, cfg)
 	if cfg.Step {
 		return stepExit(true, err)
 	}
@@ -85,7 +86,7 @@ the bisected commits do not build it):
 			}
 		}
 		return exitError{1, err}
-	case errors.Is(err, harness.ErrBisectInconclusive):
+	case errors.Is(err, bisect.ErrInconclusive):
 		fmt.Fprintln(stdout, "the first bad commit is one of (the others could not be judged):")
 		for _, c := range res.Candidates {
 			fmt.Fprintf(stdout, "  %s %s\n", testbed.ShortHash(c.Hash), c.Subject)
@@ -111,7 +112,7 @@ func stepExit(step bool, err error) error {
 		return err
 	case errors.Is(err, harness.ErrRegression):
 		return exitError{1, err}
-	case errors.Is(err, harness.ErrStepSkip):
+	case errors.Is(err, bisect.ErrStepSkip):
 		return exitError{exitSkip, err}
 	}
 	return exitError{exitAbort, err}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
@@ -39,7 +40,7 @@ func addInstructions(o *outcome, callgrindOut string) error {
 	if o.trace == "" {
 		return errors.New("the job wrote no trace, which gives its rows and barriers: this bench binary is too old for --measure instructions")
 	}
-	traces, err := contract.ReadTraceFile(o.trace)
+	traces, err := jobtrace.ReadTraceFile(o.trace)
 	if err != nil {
 		return err
 	}

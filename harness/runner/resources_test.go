@@ -6,6 +6,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
@@ -18,7 +19,7 @@ func TestFitRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 	cell := func(prof string, rows int64) contract.Cell {
-		return contract.Cell{Profile: prof, Workload: "narrow", Rows: rows, Scan: "merged", Barrier: contract.Cadence{Rows: 5000}, Par: 2}
+		return contract.Cell{Profile: prof, Workload: "narrow", Rows: rows, Scan: "merged", Barrier: rates.Cadence{Rows: 5000}, Par: 2}
 	}
 	cells := []contract.Cell{cell("mem", 1_000_000), cell("mem", 100_000_000), cell("ssd", 1_000_000), cell("ssd", 100_000_000)}
 	room := testbed.Room{Memory: 10 << 30, Disk: func(string) (int64, error) { return 1 << 30, nil }}
