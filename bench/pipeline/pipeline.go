@@ -25,6 +25,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
@@ -499,7 +500,7 @@ func (j *Job) recover(ctx context.Context) error {
 func countMV(s *storage.Store) (int64, error) {
 	snap := s.Latest()
 	defer snap.Release()
-	return countTable(snap.Snap, storage.TableMV)
+	return verify.Count(snap.Snap, storage.TableMV)
 }
 
 // open opens (create: or creates) the DB of cfg and readies the source.
@@ -636,6 +637,18 @@ func (j *Job) Store() *storage.Store { return j.store }
 
 // Schema returns the schema of the job's tables.
 func (j *Job) Schema() *row.Schema { return j.wl.Schema() }
+
+// VerifyProgress checks, at the committed epoch of the job's DB, that B holds
+// exactly the rows of A its persisted backfill state says were emitted
+// (verify.Progress). It is checked after every crash.
+func (j *Job) VerifyProgress() error {
+	snap := j.store.Latest()
+	defer snap.Release()
+	if err := verify.Progress(snap, j.wl.Schema(), j.cfg.Vnodes); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	return nil
+}
 
 // Config returns the job's configuration with defaults filled in.
 func (j *Job) Config() Config { return j.cfg }
@@ -832,7 +845,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 
 	snap := j.store.Latest()
 	defer snap.Release()
-	rows, err := VerifyMV(snap.Snap, j.wl.Schema())
+	rows, err := verify.MV(snap.Snap, j.wl.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 	}
@@ -842,7 +855,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	res.MVRows = rows
 	if cfg.Persist {
 		// Rows read before a recovery count too.
-		if err := VerifyState(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
+		if err := verify.State(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
 		if err := j.progress.final(snap.Snap); err != nil {

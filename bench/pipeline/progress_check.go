@@ -15,6 +15,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 // progressCheck checks, at every commit of every job, each state row the epoch
@@ -25,7 +26,7 @@ import (
 // another's position, a row count off by one, a vnode called finished while A
 // still has rows beyond its position, a snapshot row emitted twice or out of order:
 // each fails the job at the commit, naming the epoch and the vnode. The end-of-job
-// checks (VerifyMV, VerifyState) only see the last state; a wrong position
+// checks (verify.MV, verify.State) only see the last state; a wrong position
 // matters only after a crash, which an ordinary run does not have.
 //
 // The snapshot scan (scan=snapshot) is checked at each commit of its creating
@@ -38,7 +39,7 @@ import (
 // snapshot phase left them, creating_epoch must hold the creating epoch and the
 // upstream epoch replayed after each commit, and the job must join the upstream at
 // the epoch after the last one replayed. Not checked per epoch: that B equals A at
-// each replayed epoch (only VerifyMV, at the job's end, compares them).
+// each replayed epoch (only verify.MV, at the job's end, compares them).
 //
 // Its cost is in the job's window: per snapshot row a vnode hash, a key comparison
 // and a copy of the pk; per commit, the decoding of the state rows written, a few
@@ -505,7 +506,7 @@ func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, label string
 	defer it.Close()
 	if it.First() {
 		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			label, epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
+			label, epoch, v, describeState(pc.table[v]), snap.Epoch, verify.DescribeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }

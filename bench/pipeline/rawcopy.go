@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 // RawCopy is the physical limit a backfill is measured against: one iterator scans A
@@ -104,6 +105,6 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 func (j *Job) verifyCopy() error {
 	snap := j.store.Latest()
 	defer snap.Release()
-	_, err := compareTables(snap.Snap, j.wl.Schema(), storage.TableUpstream, span{}, storage.TableScratch, span{}, "raw copy verification", "A", "the copy")
+	_, err := verify.Tables(snap.Snap, j.wl.Schema(), storage.TableUpstream, verify.Span{}, storage.TableScratch, verify.Span{}, "raw copy verification", "A", "the copy")
 	return err
 }

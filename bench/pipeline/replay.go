@@ -11,12 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 // EpochLog holds the epoch batches a backfill job committed (each batch's contents
@@ -153,7 +153,7 @@ func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
 
 	snap := j.store.Latest()
 	defer snap.Release()
-	rows, err := VerifyMV(snap.Snap, j.wl.Schema())
+	rows, err := verify.MV(snap.Snap, j.wl.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: replay: epoch %d: %w", snap.Epoch, err)
 	}
@@ -206,7 +206,7 @@ func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
 	for _, n := range counts {
 		res.SnapshotRows += n
 	}
-	rows, err := countTable(snap.Snap, storage.TableUpstream)
+	rows, err := verify.Count(snap.Snap, storage.TableUpstream)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: scan-only: %w", err)
 	}
@@ -252,19 +252,4 @@ func scanActor(ctx context.Context, j *Job, snap *storage.EpochSnapshot, vnodes 
 			}
 		}
 	}
-}
-
-// countTable counts the rows of table t in r.
-func countTable(r Reader, t storage.TableID) (int64, error) {
-	lo, hi := storage.TableBounds(t)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	var n int64
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	return n, it.Error()
 }
