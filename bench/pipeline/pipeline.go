@@ -70,8 +70,9 @@ type Config struct {
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
 	OnEvent func(Event)
-	// RecordEpochs, if set, records every epoch batch the job commits, for Replay.
-	RecordEpochs *EpochLog
+	// RecordEpochs, if set, records every epoch batch the job commits, for
+	// baseline.Replay (a baseline.EpochLog).
+	RecordEpochs EpochRecorder
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -391,6 +392,12 @@ func (r *Result) Persist() PersistBytes {
 	return PersistBytes{Logical: r.Logical.State, WAL: share(meterfs.WAL), Flush: share(meterfs.Flush), Compaction: share(meterfs.Compaction)}
 }
 
+// EpochRecorder records the epoch batches a job commits: each batch's contents
+// (copied before Add returns), whether it synced, and the rows its epoch processed.
+type EpochRecorder interface {
+	Add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error
+}
+
 // Job is a prepared job: A is loaded and settled.
 type Job struct {
 	cfg   Config
@@ -591,6 +598,24 @@ func (j *Job) loadA(ctx context.Context) error {
 	j.store.WaitForCompactions(ctx, j.cfg.SettleWait)
 	return ctx.Err()
 }
+
+// Claim marks the job as run, for a run other than Run (the baselines: the same
+// prepared DB, once), and returns its result holding the load time.
+func (j *Job) Claim() (*Result, error) {
+	if j.ran {
+		return nil, errors.New("pipeline: a job runs once; Prepare another")
+	}
+	j.ran = true
+	return &Result{Load: j.load}, nil
+}
+
+// CPU is the CPU time the process has used, less offloaded compactions' (as
+// Result.CPU counts it).
+func (j *Job) CPU() time.Duration { return jobCPU(j.store) }
+
+// Settle flushes what the job left in the memtable and waits (bounded) for the
+// compactions it causes (see settle). Untimed.
+func (j *Job) Settle() error { return j.settle() }
 
 // settle flushes what the job left in the memtable and waits (bounded) for the
 // compactions it causes, so that physical bytes count everything the job's writes
@@ -919,7 +944,7 @@ type collector struct {
 	finalEpoch  uint64
 	finalCommit time.Time
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
-	record      *EpochLog     // nil: not recording
+	record      EpochRecorder // nil: not recording
 	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
 	progress    *progressCheck
 
@@ -1188,7 +1213,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
 	if c.record != nil {
-		if err := c.record.add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+		if err := c.record.Add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
 			b.Close()
 			return false, err
 		}

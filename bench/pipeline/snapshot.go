@@ -401,7 +401,7 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		cj.mu.Lock()
 		up := cj.committed // its epoch numbers go on from the upstream's
 		cj.mu.Unlock()
-		if err := c.record.add(up, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+		if err := c.record.Add(up, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
 			b.Close()
 			return err
 		}
