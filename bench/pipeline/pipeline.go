@@ -21,6 +21,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/progresscheck"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
@@ -417,7 +418,7 @@ type Job struct {
 	mvRows    int64
 	reopen    time.Duration
 
-	progress *progressCheck // of the run (progress_check.go)
+	progress *progresscheck.Check // of the run
 	// Tests only: edits each part an actor delivers, as an executor bug would.
 	alterPart func(*backfill.Part)
 }
@@ -551,7 +552,7 @@ func open(cfg Config, create bool) (*Job, error) {
 		Mix:             mix, Keys: wl, Burst: burst, Front: cfg.FrontLoaded,
 		ChunkSize: cfg.ChunkSize, VnodeCount: cfg.Vnodes, Par: cfg.Par,
 		LastChangeEpoch: lastChangeEpoch(cfg.ChangeEpochs),
-		Positions:       func(dst [][]row.Datum) ([][]row.Datum, int) { return j.progress.positions(dst) },
+		Positions:       func(dst [][]row.Datum) ([][]row.Datum, int) { return j.progress.Positions(dst) },
 	})
 	if err != nil {
 		store.Close()
@@ -597,6 +598,12 @@ func (j *Job) loadA(ctx context.Context) error {
 	}
 	j.store.WaitForCompactions(ctx, j.cfg.SettleWait)
 	return ctx.Err()
+}
+
+// newProgressCheck starts the progress check of the job's run.
+func (j *Job) newProgressCheck() (*progresscheck.Check, error) {
+	return progresscheck.New(progresscheck.Config{Schema: j.wl.Schema(), Scan: j.cfg.Scan, Persist: j.cfg.Persist,
+		Par: j.cfg.Par, Vnodes: j.cfg.Vnodes, Resume: j.resume, Store: j.store})
 }
 
 // Claim marks the job as run, for a run other than Run (the baselines: the same
@@ -721,11 +728,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
-	if j.progress, err = newProgressCheck(j); err != nil {
-		return nil, err
+	if j.progress, err = j.newProgressCheck(); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	col.progress = j.progress
-	j.progress.alter = j.alterPart
+	j.progress.Alter = j.alterPart
 	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
@@ -821,9 +828,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
-		}, j.progress.hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
+		}, j.progress.Hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
 		if err != nil {
-			j.progress.release() // the collector, which would, has not started
+			j.progress.Release() // the collector, which would, has not started
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 		wg.Add(1)
@@ -883,7 +890,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		if err := verify.State(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
-		if err := j.progress.final(snap.Snap); err != nil {
+		if err := j.progress.Final(snap.Snap); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
 	}
@@ -946,7 +953,7 @@ type collector struct {
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
 	record      EpochRecorder // nil: not recording
 	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
-	progress    *progressCheck
+	progress    *progresscheck.Check
 
 	window *callgrind.Window // the job's callgrind window: closed at the final commit
 }
@@ -1016,7 +1023,7 @@ func (c *collector) ready(e uint64, pe *pending) bool {
 func (c *collector) run(ctx context.Context) error {
 	byEpoch := map[uint64]*pending{}
 	defer func() {
-		c.progress.release()
+		c.progress.Release()
 		for _, p := range byEpoch {
 			if p.source != nil {
 				p.source.Batch.Close()
@@ -1199,7 +1206,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		c.onEvent(ev)
 	}
 	if c.progress != nil {
-		if err := c.progress.commit(c.store, epoch, pe.actors); err != nil {
+		if err := c.progress.Commit(c.store, epoch, pe.actors); err != nil {
 			return false, err
 		}
 	}
