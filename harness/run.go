@@ -20,7 +20,6 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
-	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -142,51 +141,6 @@ type RunConfig struct {
 	// cells are skipped as too large, so a plan to compare byte for byte fixes it.
 	Room func() testbed.Room
 }
-
-// QuickMatrix is the default suite: two workloads, persistence off and on, on the
-// in-memory profile (its WAL takes every write; no flush happens) and on hummock
-// (checkpointed: every checkpoint flushes its epoch to L0, and L0 compacts, as in
-// the engine), snapshot backfill (RisingWave's default scan), with barriers cut by
-// work (every 2 500 snapshot rows: 120 epochs of snapshot, then about twice as
-// many of change-log replay, every run the same).
-func QuickMatrix() contract.Matrix {
-	return contract.Matrix{
-		Profiles: []string{"mem", "hummock"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
-		Persist: []bool{false, true}, Scans: []string{"snapshot"},
-		Barriers: []rates.Cadence{{Rows: 2500}}, Pars: []int{2},
-	}
-}
-
-// ScaleMatrix is the scale sweep: table sizes from 10⁵ to 10⁸ rows, two per decade
-// below 10⁷ so that `fit` has four sizes to check itself on where 10⁸ does not fit
-// (cells too large for the machine are skipped, saying why), barriers of two sizes (work-driven,
-// so their epochs are known, and two, so `benchrun fit` can tell per-epoch from
-// per-row costs), persistence off and on, on the in-memory profile; add
-// --vnodes, --par, --workload or --profile lists to sweep those too.
-func ScaleMatrix() contract.Matrix {
-	return contract.Matrix{
-		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 100_000_000},
-		Persist: []bool{false, true}, Scans: []string{"merged"},
-		Barriers: []rates.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
-	}
-}
-
-// ScaleCount is the scale sweep's default number of rounds: MinCount, the fewest
-// with a 95 % interval (and a persistence overhead with one).
-const ScaleCount = MinCount
-
-// MinCount is the fewest rounds for which benchstat gives a 95 % confidence
-// interval of a median.
-const MinCount = 6
-
-// QuickCount is the quick suite's default number of rounds. With the snapshot scan
-// (three times the epochs: its change-log replay) and the hummock cells (whose
-// compactions cost ~13–18 s a job), a round of the quick suite takes ~36 s in a duet
-// on 2 cores, so 16 rounds take ~11 minutes (make bench: 11 min 1 s measured). On mem alone, 48 rounds had put the
-// on-vs-off intervals of steady rows/s and CPU per row within ±0.6–0.8 % and the
-// barrier p50's within ±1.1–1.5 % (24 rounds: ±1.0–1.2 %, ±2.0–2.9 %); 16 rounds
-// give wider ones, and `--count 48 --profile mem` the old precision.
-const QuickCount = 16
 
 // RunReport is what a run of the matrix left.
 type RunReport struct {

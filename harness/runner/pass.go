@@ -87,9 +87,6 @@ type pass struct {
 // the results directory or a bench binary that cannot be probed; see PassResult.Err
 // for the trials'.
 func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) (*PassResult, error) {
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
