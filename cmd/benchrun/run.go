@@ -191,7 +191,7 @@ func (p positiveDuration) Set(v string) error {
 // nightly; the dimension flags given are returned, to apply over a base matrix.
 func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 	given := matrixFlags{}
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
 	}
 	fs.Var((*listFlag)(&m.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
