@@ -2,6 +2,7 @@ package contract
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -138,18 +139,42 @@ func ParseName(name string) (Cell, error) {
 
 // CellOf returns the cell of a BenchmarkBackfill result.
 func CellOf(r *benchfmt.Result) (Cell, bool) {
-	base, parts := r.Name.Parts()
-	if string(base) != BenchmarkName {
+	base, name := subName(r)
+	if base != BenchmarkName {
 		return Cell{}, false
 	}
-	var name []string
-	for _, p := range parts {
-		if s := string(p); strings.HasPrefix(s, "/") {
-			name = append(name, s[1:])
+	c, err := ParseName(name)
+	return c, err == nil
+}
+
+// BaselineCell returns the benchmark of a baseline's result (one of Baselines)
+// and the dimensions its sub-benchmark name carries, as a Cell: all of them for a
+// replay, some for the others (the rest left zero).
+func BaselineCell(r *benchfmt.Result) (base string, c Cell, ok bool) {
+	base, name := subName(r)
+	if !slices.ContainsFunc(Baselines, func(b struct{ Benchmark, Label string }) bool { return b.Benchmark == base }) {
+		return base, c, false
+	}
+	for _, f := range Fields(name) {
+		d, ok := Dim(f.Dim)
+		if !ok || d.set(&c, f.Value) != nil {
+			return base, c, false
 		}
 	}
-	c, err := ParseName(strings.Join(name, "/"))
-	return c, err == nil
+	return base, c, true
+}
+
+// subName splits a result's name into its benchmark and its sub-benchmark name,
+// without the GOMAXPROCS suffix.
+func subName(r *benchfmt.Result) (base, name string) {
+	b, parts := r.Name.Parts()
+	var levels []string
+	for _, p := range parts {
+		if s := string(p); strings.HasPrefix(s, "/") {
+			levels = append(levels, s[1:])
+		}
+	}
+	return string(b), strings.Join(levels, "/")
 }
 
 // Label is how tables and plots show a benchmark's full name: without the

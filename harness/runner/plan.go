@@ -128,8 +128,7 @@ func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contrac
 	var groups []*group
 	index := map[contract.Cell]*group{}
 	for _, c := range cells {
-		k := c
-		k.Persist = false
+		k := c.PairKey()
 		g := index[k]
 		if g == nil {
 			g = &group{}
