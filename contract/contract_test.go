@@ -66,7 +66,7 @@ func TestCellNameRoundTrip(t *testing.T) {
 			keys[k] = v
 		}
 		only := c.Only()
-		for _, d := range contract.Dimensions {
+		for _, d := range contract.DimensionNames() {
 			if _, named := keys[d]; !named && c.AtDefault(d) {
 				continue // left out at its default
 			}

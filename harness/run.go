@@ -370,10 +370,11 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 
 // runPlotSet is the plot set of a run: persist off and on as the variants.
 func runPlotSet(g *judge.Grid, traces []jobtrace.Trace) render.PlotSet {
-	ps := render.PlotSet{Grid: g, Title: "persist off vs on"}
+	pair := contract.PairedDimension()
+	ps := render.PlotSet{Grid: g, Title: pair.Name + " " + strings.Join(pair.Values, " vs ")}
 	if len(g.Tables) > 0 {
 		for _, c := range g.Tables[0].Cols {
-			ps.ColNames = append(ps.ColNames, "persist="+c.StringValues())
+			ps.ColNames = append(ps.ColNames, contract.Field{Dim: pair.Name, Value: c.StringValues()}.String())
 		}
 	}
 	ps.Traces = make([][]jobtrace.Trace, len(ps.ColNames))
@@ -383,7 +384,7 @@ func runPlotSet(g *judge.Grid, traces []jobtrace.Trace) render.PlotSet {
 			continue
 		}
 		for i, n := range ps.ColNames {
-			if n == "persist="+contract.OnOff(c.Persist) {
+			if n == c.Field(pair.Name).String() {
 				ps.Traces[i] = append(ps.Traces[i], t)
 			}
 		}
@@ -428,7 +429,8 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 func writeBaselinePlan(w io.Writer, cells []contract.Cell, count int) {
 	n := map[string]int{}
 	for _, e := range runner.BaselinesOf(cells) {
-		n[strings.SplitN(e.Name(), "/", 2)[0]]++
+		base, _ := benchfmt.Name(e.Name()).Parts()
+		n[string(base)]++
 	}
 	fmt.Fprintf(w, "\nbaselines, %d rounds after the cells: %d append-order copies (BenchmarkRawCopy, one per table), %d scan-only reads (BenchmarkScanOnly, one per scan), %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first)\n",
 		count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark], n[contract.ReplayBenchmark])

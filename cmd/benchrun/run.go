@@ -61,22 +61,6 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-var dimensionHelp = map[string]string{
-	"profile":  "hardware profiles (see `benchrun profiles`)",
-	"workload": "workload specs table[+keys][+mix] (see `benchrun workloads`)",
-	"rows":     "initial rows of the upstream table",
-	"persist":  "persist backfill state: on, off or both",
-	"scan":     "scan strategies, as RisingWave names them: snapshot (snapshot backfill, the default: one committed snapshot, then the upstream's change log, with barriers of its own), merged (no-shuffle backfill, deprecated: a pk-ordered merge of the actor's vnodes at every barrier) or per-vnode (arrangement backfill: each vnode on its own)",
-	"barrier":  "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)",
-	"changes":  "upstream changes: per second (10k/s) or per epoch (500/epoch); default: 10k/s, or 1% of the barrier's rows per epoch",
-	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none, or a step mid-job at a per cent of the rows or a time (200k/s..50k/s@50%, 0/s..100k/s@2s; 0/s pauses, as in the engine); one bucket per actor, kept across the scan's reopens",
-	"read":     "read modes of the scan after a barrier: uncommitted (the sealed epoch, without waiting for its commit; the default) or checkpoint (the last checkpoint and the changes buffered since)",
-	"ckpt":     "checkpoint frequencies: every n-th barrier syncs (1: every one, the default; the seed's era used 10)",
-	"vnodes":   "vnode counts (the default 256 is the engine's); cells with more actors (par) than vnodes are skipped, saying so",
-	"chunk":    "snapshot chunk sizes in rows (the default 256 is the engine's stream_chunk_size; 1024 was the seed era's)",
-	"par":      "backfill actors",
-}
-
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg, err := runConfig(stdout, stderr, args)
 	if err != nil {
@@ -161,8 +145,8 @@ func (p positiveDuration) Set(v string) error {
 // nightly; the dimension flags given are returned, to apply over a base matrix.
 func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 	given := matrixFlags{}
-	for _, d := range contract.Dimensions {
-		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
+	for _, d := range contract.Dims() {
+		fs.Var(dimensionFlag{given, d.Name}, d.Name, "comma-separated "+d.Help)
 	}
 	fs.Var((*listFlag)(&m.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
 	m.Timeout = runner.DefaultTimeout

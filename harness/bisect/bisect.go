@@ -270,7 +270,7 @@ func selectCells(m contract.Matrix, cell string) (contract.Matrix, error) {
 		return m, fmt.Errorf("--cell %q matches none of the matrix's %d cells (set the matrix with the dimension flags, or give a cell's full name)", cell, len(m.Cells()))
 	}
 	var sub contract.Matrix
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		var vals []string
 		for _, c := range picked {
 			if v := c.Only().Get(d); !slices.Contains(vals, v) {

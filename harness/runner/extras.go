@@ -58,7 +58,7 @@ type RawCopy struct {
 
 // Name is the raw copy's benchmark name, as BenchmarkRawCopy reports it.
 func (r RawCopy) Name() string {
-	return fmt.Sprintf("RawCopy/profile=%s/workload=%s/rows=%d", r.Profile, r.Workload, r.Rows)
+	return contract.Cell{Profile: r.Profile, Workload: r.Workload, Rows: r.Rows}.BaselineName(contract.RawCopyBenchmark)
 }
 
 // ProfileName is the profile it runs on.

@@ -333,7 +333,7 @@ func (j *job) outcome(ctx context.Context, err error) outcome {
 func traceName(t Trial) string {
 	m := t.Cell.Only()
 	var vals []string
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		vals = append(vals, strings.NewReplacer(":", "-", "+", "-", ",", "-").Replace(m.Get(d)))
 	}
 	return fmt.Sprintf("%s.r%d.jsonl", strings.Join(vals, "_"), t.Round)
