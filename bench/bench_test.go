@@ -13,6 +13,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/baseline"
 	"github.com/backfill-bench/backfill-bench/bench/crash"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
@@ -132,7 +133,7 @@ func BenchmarkRawCopy(b *testing.B) {
 				b.Run(fmt.Sprintf("profile=%s/workload=%s/rows=%d", pname, wl, rows), func(b *testing.B) {
 					cfg := pipeline.Default()
 					cfg.Workload, cfg.Rows = wl, rows
-					runJobs(b, p, cfg, (*pipeline.Job).RawCopy, nil)
+					runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return baseline.RawCopy(ctx, j) }, nil)
 				})
 			}
 		}
@@ -159,7 +160,9 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			defer log.Close()
 			runtime.GC() // the recorded job's garbage is not the replay's to collect
-			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return j.Replay(ctx, log) }, nil)
+			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) {
+				return baseline.Replay(ctx, j, log)
+			}, nil)
 		})
 	}
 }
@@ -167,8 +170,8 @@ func BenchmarkReplay(b *testing.B) {
 // recordEpochs runs (untimed) a backfill of cfg on a fresh instance of the profile
 // and returns the epoch batches it committed. With barriers cut by work they are
 // exactly the measured cell's; with barriers cut by time, one run's.
-func recordEpochs(b *testing.B, p profile.Profile, cfg pipeline.Config) (*pipeline.EpochLog, error) {
-	log, err := pipeline.NewEpochLog("")
+func recordEpochs(b *testing.B, p profile.Profile, cfg pipeline.Config) (*baseline.EpochLog, error) {
+	log, err := baseline.NewEpochLog("")
 	if err != nil {
 		return nil, err
 	}
@@ -207,7 +210,7 @@ func BenchmarkScanOnly(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			runJobs(b, p, cfg, (*pipeline.Job).ScanOnly, nil)
+			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return baseline.ScanOnly(ctx, j) }, nil)
 		})
 	}
 }

@@ -30,7 +30,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, g, err := judge.Compare(s.base, s.head, s.units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+		v, g, err := judge.Compare(s.base, s.head, s.units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: judge.DefaultAlpha})
 		if err != nil {
 			return nil, nil, err
 		}

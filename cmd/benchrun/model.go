@@ -8,8 +8,8 @@ import (
 	"io"
 
 	"github.com/backfill-bench/backfill-bench/contract/rates"
-	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+	"github.com/backfill-bench/backfill-bench/harness/fit"
 )
 
 func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
@@ -26,7 +26,7 @@ func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	if len(pos) == 0 {
 		return usageError{errors.New("fit: want results files")}
 	}
-	return usageOf(harness.FitModel(stdout, pos, *out))
+	return usageOf(fit.Fit(stdout, pos, *out))
 }
 
 func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) error {
@@ -58,5 +58,5 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	if *par < 0 {
 		return usageError{errors.New("predict: --par: want ≥ 0")}
 	}
-	return usageOf(harness.Predict(stdout, *model, q, *par))
+	return usageOf(fit.Predict(stdout, *model, q, *par))
 }

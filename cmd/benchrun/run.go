@@ -75,7 +75,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.Measure)
-	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
+	base := fs.String("matrix", "quick", "the suite whose matrix the dimension flags change and whose defaults the other flags override: quick (the default), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 16 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
@@ -94,55 +94,25 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	if cfg.Shard, err = runner.ParseShard(*shard); err != nil {
 		return cfg, usageError{err}
 	}
-	countGiven, rawCopyGiven := false, false
-	fs.Visit(func(f *flag.Flag) {
-		countGiven = countGiven || f.Name == "count"
-		rawCopyGiven = rawCopyGiven || f.Name == "raw-copy"
-	})
+	var suite harness.Suite
 	switch *base {
 	case "quick":
-		cfg.Matrix = harness.QuickMatrix()
-		if !countGiven {
-			cfg.Count = harness.QuickCount
-		}
-		if cfg.By == harness.MeasureInstructions {
-			cfg.Matrix = harness.InstructionMatrix()
-			if !countGiven {
-				cfg.Count = harness.InstructionCount
-			}
-		}
+		suite = measuredSuite(harness.QuickSuite(), cfg.By)
 	case "nightly":
-		profiles, err := profile.NewSet(cfg.ProfileFiles)
-		if err != nil {
-			return cfg, usageError{err}
-		}
-		cfg.Matrix = harness.NightlyMatrix(profiles)
-		if !countGiven {
-			cfg.Count = harness.NightlyCount
-		}
-		if cfg.Pairing == "" { // absolute figures night after night: the whole machine, as before
-			cfg.Pairing = string(runner.Sequential)
-		}
+		suite = harness.NightlySuite()
 	case "scale":
-		cfg.Matrix = harness.ScaleMatrix()
-		if !rawCopyGiven {
-			cfg.RawCopy = true
-		}
-		if !countGiven {
-			cfg.Count = harness.ScaleCount
-		}
-		if cfg.Pairing == "" { // the raw copies and the cost model are of a job alone on the machine
-			cfg.Pairing = string(runner.Sequential)
-		}
+		suite = harness.ScaleSuite()
 	default:
 		return cfg, usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
 	}
-	given.apply(&cfg.Matrix)
-	if *base == "nightly" {
-		profiles, err := profile.NewSet(cfg.ProfileFiles)
-		if err != nil {
-			return cfg, usageError{err}
-		}
+	profiles, err := applySuite(fs, suite, &cfg.Measure, given)
+	if err != nil {
+		return cfg, err
+	}
+	if !givenFlags(fs)["raw-copy"] {
+		cfg.RawCopy = suite.RawCopy
+	}
+	if suite.Recoveries {
 		cfg.Recoveries = harness.NightlyRecoveries(cfg.Matrix, profiles)
 	}
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
@@ -179,7 +149,7 @@ func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 		fs.Var(dimensionFlag{given, d.Name}, d.Name, "comma-separated "+d.Help)
 	}
 	fs.Var((*listFlag)(&m.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
-	m.Timeout = 10 * time.Minute
+	m.Timeout = runner.DefaultTimeout
 	fs.Var(positiveDuration{&m.Timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
 	fs.StringVar(&m.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
 	fs.StringVar(&m.By, "measure", harness.MeasureTime, "what to measure: `time` (wall clock and CPU of each job) or instructions (each job's window counted under valgrind's callgrind: steady on a busy machine; needs valgrind, Linux on amd64 or arm64; the quick suite then has 30000 rows and 12 rounds)")

@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -22,19 +19,6 @@ import (
 // (--measure instructions) instead of timing it alone.
 type Instructions struct {
 	Valgrind string // valgrind's version, from callgrind.Check
-}
-
-// underCallgrind makes the job's process run its bench binary under callgrind,
-// writing its counts beside its trace.
-func underCallgrind(j *job) {
-	j.callgrindOut = strings.TrimSuffix(j.trace, ".jsonl") + ".callgrind.out"
-	for _, old := range append(globOr(j.callgrindOut+".*"), j.callgrindOut) {
-		os.Remove(old) // an earlier pass's, which ReadWindows would add up
-	}
-	cmd := exec.CommandContext(j.rctx, "valgrind", callgrind.Command(j.callgrindOut, j.cmd.Path, j.cmd.Args[1:])...)
-	// Callgrind's settings come last: they override a profile's GOMAXPROCS.
-	cmd.Dir, cmd.Env = j.cmd.Dir, append(j.cmd.Env, callgrind.Env()...)
-	j.cmd = cmd
 }
 
 func globOr(pattern string) []string {
