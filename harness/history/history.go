@@ -15,8 +15,8 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/trend"
 	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/trend"
 )
 
 // Night is one results file of the history: one nightly run on one machine.
