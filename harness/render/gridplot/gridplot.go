@@ -22,8 +22,8 @@ import (
 // barPlot is one metric of a grid as grouped bars: a group per row, a bar per
 // column, whiskers for the 95 % confidence interval where n allows one.
 func barPlot(t *judge.GridTable, colNames []string) (*plot.Plot, error) {
-	p := chart.New(fmt.Sprintf("%s, median and 95 %% CI (%s)", t.Unit, chart.Better(t.Better)), "", "")
-	chart.MetricY(p, t.Unit, t.Better)
+	p := chart.New(fmt.Sprintf("%s (%s)", t.Unit, chart.Better(t.Better)), "", "median, 95 % CI")
+	p.Y.Tick.Marker = chart.MetricTicks(t.Unit, false)
 	var rowNames []string
 	for _, r := range t.Rows {
 		rowNames = append(rowNames, r.StringValues())
@@ -96,7 +96,7 @@ func Variants(g *judge.Grid, colNames []string, title, base string) error {
 	if len(tiles) == 0 {
 		return fmt.Errorf("plot %s: none of %s in the results", title, strings.Join(want, ", "))
 	}
-	tiles[0].Title.Text = title + ": " + tiles[0].Title.Text
+	tiles[0].Title.Text = title + "\n" + tiles[0].Title.Text
 	grid := chart.Pairs(tiles)
 	return chart.Save(grid, chart.Width, chart.Height*vg.Length(len(grid))*0.8, base)
 }

@@ -89,52 +89,9 @@ func layout(c Chart, nights []Night) (out laidChart, err error) {
 		}
 	}()
 	s := c.Series
-	// A night of too few runs for an interval has an infinite one: its band
-	// narrows to the median there.
-	pts := make([]trend.Point, len(s.Points))
-	noCI := make([]bool, len(pts))
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for i, p := range s.Points {
-		pts[i] = p
-		if math.IsInf(p.Lo, 0) || math.IsInf(p.Hi, 0) || math.IsNaN(p.Lo) || math.IsNaN(p.Hi) {
-			pts[i].Lo, pts[i].Hi, noCI[i] = p.Median, p.Median, true
-		}
-		lo, hi = math.Min(lo, pts[i].Lo), math.Max(hi, pts[i].Hi)
-	}
-	if len(pts) == 0 {
-		return out, fmt.Errorf("site: chart %s %s has no points", s.Cell, s.Unit)
-	}
-	if hi <= lo { // one value: a band of ±5 % around it
-		d := math.Max(math.Abs(lo)*0.05, 1e-9)
-		lo, hi = lo-d, hi+d
-	}
-	pad := (hi - lo) * 0.08
-	p := chart.New(s.Unit+" ("+chart.Better(s.Better)+")", "", "")
-	p.Title.TextStyle.Font.Size = vg.Points(10)
-	p.Y.Tick.Marker = chart.MetricTicks(s.Unit, false)
-	p.Y.Min, p.Y.Max = lo-pad, hi+pad
-	p.X.Min, p.X.Max = -0.5, float64(len(nights))-0.5
-	p.X.Tick.Marker = nightTicks(nights)
-	p.Add(plotter.NewGrid())
-	var band, back, line plotter.XYs
-	for i, pt := range pts {
-		band = append(band, plotter.XY{X: float64(pt.File), Y: pt.Hi})
-		q := pts[len(pts)-1-i]
-		back = append(back, plotter.XY{X: float64(q.File), Y: q.Lo})
-		line = append(line, plotter.XY{X: float64(pt.File), Y: pt.Median})
-	}
-	if len(pts) > 1 {
-		poly, err := plotter.NewPolygon(append(band, back...))
-		if err != nil {
-			return out, err
-		}
-		poly.Color, poly.LineStyle.Width = chart.Translucent(chart.Blue), 0
-		l, err := plotter.NewLine(line)
-		if err != nil {
-			return out, err
-		}
-		l.Color, l.Width = chart.Blue, vg.Points(1.5)
-		p.Add(poly, l)
+	p, pts, noCI, err := trendPlot(s, nights)
+	if err != nil {
+		return out, err
 	}
 	w, h := vg.Points(chartW), vg.Points(chartH)
 	canvas := vgsvg.New(w, h)
@@ -176,6 +133,60 @@ func layout(c Chart, nights []Night) (out laidChart, err error) {
 			Title: fmt.Sprintf("change point: %+.1f %% from night %s", 100*ch.Delta, nights[ch.Night].Name)})
 	}
 	return out, nil
+}
+
+// trendPlot is a chart's plot: the band and the median line, the axes' ranges
+// and ticks; and its points with their intervals, an infinite interval (noCI)
+// narrowed to the median.
+func trendPlot(s trend.Series, nights []Night) (p *plot.Plot, pts []trend.Point, noCI []bool, err error) {
+	// A night of too few runs for an interval has an infinite one: its band
+	// narrows to the median there.
+	pts = make([]trend.Point, len(s.Points))
+	noCI = make([]bool, len(pts))
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, p := range s.Points {
+		pts[i] = p
+		if math.IsInf(p.Lo, 0) || math.IsInf(p.Hi, 0) || math.IsNaN(p.Lo) || math.IsNaN(p.Hi) {
+			pts[i].Lo, pts[i].Hi, noCI[i] = p.Median, p.Median, true
+		}
+		lo, hi = math.Min(lo, pts[i].Lo), math.Max(hi, pts[i].Hi)
+	}
+	if len(pts) == 0 {
+		return nil, nil, nil, fmt.Errorf("site: chart %s %s has no points", s.Cell, s.Unit)
+	}
+	if hi <= lo { // one value: a band of ±5 % around it
+		d := math.Max(math.Abs(lo)*0.05, 1e-9)
+		lo, hi = lo-d, hi+d
+	}
+	pad := (hi - lo) * 0.08
+	p = chart.New(s.Unit+" ("+chart.Better(s.Better)+")", "", "")
+	p.Title.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Tick.Marker = chart.MetricTicks(s.Unit, false)
+	p.Y.Min, p.Y.Max = lo-pad, hi+pad
+	p.X.Min, p.X.Max = -0.5, float64(len(nights))-0.5
+	p.X.Tick.Marker = nightTicks(nights)
+	p.Add(plotter.NewGrid())
+	var band, back, line plotter.XYs
+	for i, pt := range pts {
+		band = append(band, plotter.XY{X: float64(pt.File), Y: pt.Hi})
+		q := pts[len(pts)-1-i]
+		back = append(back, plotter.XY{X: float64(q.File), Y: q.Lo})
+		line = append(line, plotter.XY{X: float64(pt.File), Y: pt.Median})
+	}
+	if len(pts) > 1 {
+		poly, err := plotter.NewPolygon(append(band, back...))
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		poly.Color, poly.LineStyle.Width = chart.Translucent(chart.Blue), 0
+		l, err := plotter.NewLine(line)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		l.Color, l.Width = chart.Blue, vg.Points(1.5)
+		p.Add(poly, l)
+	}
+	return p, pts, noCI, nil
 }
 
 // nightTicks labels up to six nights, evenly spread, by their dates.

@@ -28,7 +28,7 @@ type Variants struct {
 // BarrierCDF draws the distribution of every barrier's latency of every run,
 // one line per variant, on a log latency axis, with p50 and p99 marked.
 func BarrierCDF(vt Variants, base string) error {
-	p := chart.New("Barrier latency of every barrier of every run (left is better)", "barrier latency (log scale)", "fraction of barriers ≤ latency")
+	p := chart.New("Barrier latency of every barrier of every run (left is better)", "barrier latency (log scale)", "share of barriers ≤ latency")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = chart.Ticks{Unit: "s", Log: true}
 	any := false
@@ -71,6 +71,7 @@ func BarrierCDF(vt Variants, base string) error {
 		return fmt.Errorf("plot %s: no barriers in the traces", filepath.Base(base))
 	}
 	p.Y.Min, p.Y.Max = 0, 1.3
+	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0 %"}, {Value: 0.25, Label: "25 %"}, {Value: 0.5, Label: "50 %"}, {Value: 0.75, Label: "75 %"}, {Value: 1, Label: "100 %"}}
 	// Explicit, and never empty: the log axis must stay above zero.
 	p.X.Min, p.X.Max = lo/1.5, hi*1.5
 	p.Legend.Left = true
