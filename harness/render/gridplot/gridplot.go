@@ -215,7 +215,8 @@ func Deltas(v *judge.Verdict, base string) error {
 	var tiles [][]*plot.Plot
 	for _, u := range units {
 		fs := byUnit[u]
-		p := chart.New(fmt.Sprintf("%s: head vs base (%s)", u, chart.Better(fs[0].Better)), "", "change from base (%)")
+		p := chart.New(fmt.Sprintf("%s: head vs base (%s)", u, chart.Better(fs[0].Better)), "", "change from base")
+		p.Y.Tick.Marker = chart.Ticks{Unit: "%"}
 		var names []string
 		for _, f := range fs {
 			names = append(names, f.Cell)
