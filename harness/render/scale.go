@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -146,6 +147,8 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 				ax.Min, ax.Max = ax.Max/1.5, ax.Max*1.5
 			}
 		}
+		// The legend's room at the top, on a log axis a factor.
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, max(0.25, 0.1*float64(len(series))))
 		panels = append(panels, []*plot.Plot{p})
 	}
 	return true, chart.Save(panels, chart.Width, chart.Height*vg.Length(0.8*float64(len(panels))), base)
