@@ -16,13 +16,14 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/render/chart"
 )
 
 // Variants are the traces of each variant, in variant order.
 type Variants struct {
 	Names  []string
-	Traces [][]contract.Trace
+	Traces [][]jobtrace.Trace
 }
 
 // BarrierCDF draws the distribution of every barrier's latency of every run,
@@ -80,18 +81,18 @@ func BarrierCDF(vt Variants, base string) error {
 
 // Representative picks the run whose wall time is the median of the traces (none:
 // the zero trace, which Timeline refuses).
-func Representative(traces []contract.Trace) contract.Trace {
+func Representative(traces []jobtrace.Trace) jobtrace.Trace {
 	if len(traces) == 0 {
-		return contract.Trace{}
+		return jobtrace.Trace{}
 	}
-	ts := append([]contract.Trace(nil), traces...)
+	ts := append([]jobtrace.Trace(nil), traces...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].WallSec < ts[j].WallSec })
 	return ts[len(ts)/2]
 }
 
 // Timeline draws one run over time: rows per epoch (snapshot and upstream) and
 // each barrier's latency, with the end of the snapshot marked.
-func Timeline(t contract.Trace, base string) error {
+func Timeline(t jobtrace.Trace, base string) error {
 	if len(t.Epochs) == 0 {
 		return fmt.Errorf("plot %s: the run has no epochs", filepath.Base(base))
 	}
@@ -141,7 +142,7 @@ func Timeline(t contract.Trace, base string) error {
 		}
 	}
 	panels := [][]*plot.Plot{{rows}, {lat}}
-	for _, panel := range []func(contract.Trace) (*plot.Plot, error){phasePlot, lsmPlot} {
+	for _, panel := range []func(jobtrace.Trace) (*plot.Plot, error){phasePlot, lsmPlot} {
 		p, err := panel(t)
 		if err != nil {
 			return err
@@ -163,7 +164,7 @@ const timeAxis = "time since the first barrier"
 // lsmPlot draws the LSM's shape after each epoch and the epoch's write stalls, so
 // a slowdown shows whether L0, queued memtables or stalls came with it; nil when
 // the trace has no LSM data (an older bench binary).
-func lsmPlot(t contract.Trace) (*plot.Plot, error) {
+func lsmPlot(t jobtrace.Trace) (*plot.Plot, error) {
 	if len(t.Epochs) == 0 || t.Epochs[0].LSM == nil {
 		return nil, nil
 	}
@@ -171,13 +172,13 @@ func lsmPlot(t contract.Trace) (*plot.Plot, error) {
 	for _, s := range []struct {
 		label string
 		c     color.Color
-		of    func(*contract.TraceLSM) float64
+		of    func(*jobtrace.TraceLSM) float64
 	}{
-		{"L0 files", chart.Blue, func(l *contract.TraceLSM) float64 { return float64(l.L0Files) }},
-		{"L0 sublevels", chart.Sky, func(l *contract.TraceLSM) float64 { return float64(l.L0Sublevels) }},
-		{"memtables (mutable + queued)", chart.Green, func(l *contract.TraceLSM) float64 { return float64(l.Memtables) }},
-		{"read amplification", chart.Purple, func(l *contract.TraceLSM) float64 { return float64(l.ReadAmp) }},
-		{"write stalls in the epoch", chart.Vermilion, func(l *contract.TraceLSM) float64 { return float64(l.Stalls) }},
+		{"L0 files", chart.Blue, func(l *jobtrace.TraceLSM) float64 { return float64(l.L0Files) }},
+		{"L0 sublevels", chart.Sky, func(l *jobtrace.TraceLSM) float64 { return float64(l.L0Sublevels) }},
+		{"memtables (mutable + queued)", chart.Green, func(l *jobtrace.TraceLSM) float64 { return float64(l.Memtables) }},
+		{"read amplification", chart.Purple, func(l *jobtrace.TraceLSM) float64 { return float64(l.ReadAmp) }},
+		{"write stalls in the epoch", chart.Vermilion, func(l *jobtrace.TraceLSM) float64 { return float64(l.Stalls) }},
 	} {
 		xys := make(plotter.XYs, 0, len(t.Epochs))
 		for _, e := range t.Epochs {
@@ -223,7 +224,7 @@ var timelinePhases = []struct {
 
 // phasePlot draws where each epoch's time went, seconds per phase (the actors'
 // summed over actors); nil when the trace has no phases (an older bench binary).
-func phasePlot(t contract.Trace) (*plot.Plot, error) {
+func phasePlot(t jobtrace.Trace) (*plot.Plot, error) {
 	if len(t.Epochs) == 0 || t.Epochs[0].Phases == nil {
 		return nil, nil
 	}

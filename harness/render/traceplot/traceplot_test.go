@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 )
 
 var textRE = regexp.MustCompile(`>([^<>]*)</text>`)
@@ -29,9 +29,9 @@ func svgTexts(t *testing.T, path string) []string {
 // TestPlotsReadInSeconds: each plot's title names what it shows and which way is
 // better, and its value axes tick in SI units, never raw numbers.
 func TestPlotsReadInSeconds(t *testing.T) {
-	tr := contract.Trace{Cell: "profile=mem/workload=narrow/rows=1000/persist=on", WallSec: 1}
+	tr := jobtrace.Trace{Cell: "profile=mem/workload=narrow/rows=1000/persist=on", WallSec: 1}
 	for i := range 20 {
-		tr.Epochs = append(tr.Epochs, contract.TraceEpoch{Epoch: uint64(i + 2), AtSec: float64(i) * 0.05, LatencySec: 2e-6 * float64(i+1),
+		tr.Epochs = append(tr.Epochs, jobtrace.TraceEpoch{Epoch: uint64(i + 2), AtSec: float64(i) * 0.05, LatencySec: 2e-6 * float64(i+1),
 			SnapshotRows: 250000 * int64(20-i), UpstreamRows: 1000})
 	}
 	dir := t.TempDir()
@@ -42,7 +42,7 @@ func TestPlotsReadInSeconds(t *testing.T) {
 		ticks []string // unit suffixes of which at least two ticks each
 	}{
 		{"barrier-cdf", func(b string) error {
-			return BarrierCDF(Variants{Names: []string{"persist=on"}, Traces: [][]contract.Trace{{tr}}}, b)
+			return BarrierCDF(Variants{Names: []string{"persist=on"}, Traces: [][]jobtrace.Trace{{tr}}}, b)
 		}, []string{"Barrier latency of every barrier of every run (left is better)", "50 %", "100 %"}, []string{"µs"}},
 		{"timeline", func(b string) error { return Timeline(tr, b) },
 			[]string{"barrier latency (lower is better)", "time since the first barrier"}, []string{"M rows", "µs", "ms"}},
