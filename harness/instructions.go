@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -22,30 +23,6 @@ const (
 	MeasureTime         = "time"
 	MeasureInstructions = "instructions"
 )
-
-// InstructionMatrix is the suite when counting instructions: one cell of the
-// quick suite, in memory, narrow rows, persistence on (it runs every path of the
-// job: scan, MV and state writes), at a tenth of its rows (under callgrind a job
-// runs 20–50× slower: ~75 s with two at once on 2 cores), with its barrier every
-// 2 500 rows, so that per-row work weighs as much against per-barrier work as
-// there (a barrier reopens an iterator per vnode: ~9.5 M instructions; with a
-// barrier every 250 rows it made 3/4 of instructions/row and hid per-row changes).
-// One cell, so that a compare of InstructionCount rounds fits in 10 minutes on 2
-// cores; the dimension flags widen it. Its jobs are too short for steady-state
-// figures, which counts do not need. Without the memtable skiplist the window's
-// count varies ~0.12 % (sd) run to run at this size.
-func InstructionMatrix() contract.Matrix {
-	m := QuickMatrix()
-	m.Profiles, m.Workloads, m.Persist = []string{"mem"}, []string{"narrow"}, []bool{true}
-	m.Rows = []int64{30_000}
-	return m
-}
-
-// InstructionCount is the default rounds of a counting compare or run: Welch's
-// test judges counts (judge.Options.Welch), which needs no more rounds for its
-// p-value to reach α (the rank tests needed 11); 5 per side put the 95 %
-// interval of a compare at about ±0.2 % with the counts' noise.
-const InstructionCount = 5
 
 // instructions checks that this machine can count and says with which valgrind;
 // nil when the measure is wall-clock time.
@@ -146,7 +123,7 @@ func meanFunctions(traces []string, cell string) (map[string]float64, error) {
 	sum := map[string]float64{}
 	jobs := 0
 	for _, tr := range traces {
-		ts, err := contract.ReadTraceFile(tr)
+		ts, err := jobtrace.ReadTraceFile(tr)
 		if err != nil || len(ts) == 0 || ts[0].Cell != cell {
 			continue
 		}

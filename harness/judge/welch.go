@@ -5,6 +5,8 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/backfill-bench/backfill-bench/harness/stats"
 )
 
 // welch compares two cells' runs unpaired with Welch's t-test on the logs of their
@@ -21,7 +23,7 @@ func welch(base, head *GridCell) (c Change, ok bool) {
 		return Change{}, false
 	}
 	vb, vh := variance(lb)/m, variance(lh)/n
-	diff := mean(lh) - mean(lb)
+	diff := stats.Mean(lh) - stats.Mean(lb)
 	c.Delta = math.Expm1(diff)
 	c.se = math.Sqrt(vb + vh)
 	if c.se == 0 { // every run of each side alike: the difference is exact
@@ -43,7 +45,7 @@ func welch(base, head *GridCell) (c Change, ok bool) {
 }
 
 func variance(v []float64) float64 {
-	s := stddev(v)
+	s := stats.StdDev(v)
 	return s * s
 }
 

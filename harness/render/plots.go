@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render/gridplot"
+	"github.com/backfill-bench/backfill-bench/harness/render/traceplot"
 )
 
 // PlotSet is what the plots of a run or a compare are drawn from.
@@ -15,7 +17,7 @@ type PlotSet struct {
 	Grid     *judge.Grid        // one column per variant
 	ColNames []string           // the variants' names: persist=off, persist=on; or base, head
 	Title    string             // "persist off vs on", "base vs head"
-	Traces   [][]contract.Trace // per variant
+	Traces   [][]jobtrace.Trace // per variant
 	Verdict  *judge.Verdict     // a compare's; nil in a run
 }
 
@@ -40,16 +42,16 @@ func Plots(dir string, ps PlotSet) (made, skipped []string, err error) {
 		}
 		made = append(made, name)
 	}
-	variants := VariantTraces{Names: ps.ColNames, Traces: ps.Traces}
+	variants := traceplot.Variants{Names: ps.ColNames, Traces: ps.Traces}
 	if len(variants.Traces) == 0 {
-		variants.Traces = make([][]contract.Trace, 1)
+		variants.Traces = make([][]jobtrace.Trace, 1)
 	}
 	if ps.Verdict != nil {
-		try("deltas", func(b string) error { return PlotDeltas(ps.Verdict, b) })
+		try("deltas", func(b string) error { return gridplot.Deltas(ps.Verdict, b) })
 	}
-	try("variants", func(b string) error { return PlotVariants(ps.Grid, ps.ColNames, ps.Title, b) })
-	try("barrier-cdf", func(b string) error { return PlotBarrierCDF(variants, b) })
-	try("bytes", func(b string) error { return PlotBytes(ps.Grid, ps.ColNames, b) })
+	try("variants", func(b string) error { return gridplot.Variants(ps.Grid, ps.ColNames, ps.Title, b) })
+	try("barrier-cdf", func(b string) error { return traceplot.BarrierCDF(variants, b) })
+	try("bytes", func(b string) error { return gridplot.Bytes(ps.Grid, ps.ColNames, b) })
 	try("timeline", func(b string) error {
 		// The last variant (persist=on, or head) of the first cell group.
 		last := variants.Traces[len(variants.Traces)-1]
@@ -57,14 +59,13 @@ func Plots(dir string, ps PlotSet) (made, skipped []string, err error) {
 			return errors.New("no traces")
 		}
 		first := last[0].Cell
-		var same []contract.Trace
+		var same []jobtrace.Trace
 		for _, t := range last {
 			if t.Cell == first {
 				same = append(same, t)
 			}
 		}
-		t, _ := representative(same)
-		return PlotTimeline(t, b)
+		return traceplot.Timeline(traceplot.Representative(same), b)
 	})
 	return made, skipped, nil
 }

@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -39,51 +35,46 @@ func (r Recovery) Name() string {
 func (r Recovery) ProfileName() string { return r.Cell.Profile }
 
 func (r Recovery) args(profileFiles []string) []string {
-	args := r.Cell.Args("", profileFiles)
-	for i := range args {
-		if args[i] == "-test.bench" {
-			args[i+1] = contract.BenchRegexp("Recovery", strings.TrimPrefix(r.Name(), "Recovery/"))
-		}
-	}
+	args := selecting(r.Cell.Args("", profileFiles), contract.BenchRegexp("Recovery", strings.TrimPrefix(r.Name(), "Recovery/")))
 	return append(args, "-"+contract.FlagCrash, strconv.Itoa(r.Crash)+"%")
 }
 
-// RawCopy is a raw copy to run beside the cells: one table of one profile.
-type RawCopy struct {
-	Profile, Workload string
-	Rows              int64
+// selecting is a cell's arguments with -test.bench selecting re instead of the cell.
+func selecting(args []string, re string) []string {
+	for i := range args {
+		if args[i] == "-test.bench" && i+1 < len(args) {
+			args[i+1] = re
+		}
+	}
+	return args
 }
+
+// RawCopy is a raw copy to run beside the cells: one table of one profile, as the
+// first of its cells gives it (the binary's other flags select nothing of it).
+type RawCopy struct{ Cell contract.Cell }
 
 // Name is the raw copy's benchmark name, as BenchmarkRawCopy reports it.
-func (r RawCopy) Name() string {
-	return fmt.Sprintf("RawCopy/profile=%s/workload=%s/rows=%d", r.Profile, r.Workload, r.Rows)
-}
+func (r RawCopy) Name() string { return r.Cell.BaselineName(contract.RawCopyBenchmark) }
 
 // ProfileName is the profile it runs on.
-func (r RawCopy) ProfileName() string { return r.Profile }
+func (r RawCopy) ProfileName() string { return r.Cell.Profile }
 
 // RawCopiesOf are the distinct tables of the cells, in their order.
 func RawCopiesOf(cells []contract.Cell) []Extra {
-	var seen []RawCopy
+	seen := map[string]bool{}
 	var out []Extra
 	for _, c := range cells {
-		r := RawCopy{c.Profile, c.Workload, c.Rows}
-		if !slices.Contains(seen, r) {
-			seen = append(seen, r)
-			out = append(out, r)
+		if !seen[c.RawCopyName()] {
+			seen[c.RawCopyName()] = true
+			out = append(out, RawCopy{c})
 		}
 	}
 	return out
 }
 
-// args run exactly this raw copy once.
+// args run exactly this raw copy once: its cell's flags, BenchmarkRawCopy selected.
 func (r RawCopy) args(profileFiles []string) []string {
-	args := []string{"-test.run", "^$", "-test.bench", contract.BenchRegexp("RawCopy", strings.TrimPrefix(r.Name(), "RawCopy/")), "-profile", r.Profile, "-workload", r.Workload,
-		"-rows", strconv.FormatInt(r.Rows, 10), "-test.benchtime", "1x", "-test.count", "1"}
-	if len(profileFiles) > 0 {
-		args = append(args, "-"+contract.FlagProfileFile, strings.Join(profileFiles, ","))
-	}
-	return args
+	return selecting(r.Cell.Args("", profileFiles), contract.BenchRegexp(contract.RawCopyBenchmark, r.Cell.RawCopyName()))
 }
 
 // Baseline is a replay or scan-only baseline of a cell (contract.Baselines).
@@ -100,13 +91,7 @@ func (b Baseline) ProfileName() string { return b.Cell.Profile }
 
 // args run exactly this baseline once: the cell's flags, its benchmark selected.
 func (b Baseline) args(profileFiles []string) []string {
-	args := b.Cell.Args("", profileFiles)
-	for i := range args {
-		if args[i] == "-test.bench" {
-			args[i+1] = contract.BenchRegexp(b.Benchmark, strings.TrimPrefix(b.Name(), b.Benchmark+"/"))
-		}
-	}
-	return args
+	return selecting(b.Cell.Args("", profileFiles), contract.BenchRegexp(b.Benchmark, strings.TrimPrefix(b.Name(), b.Benchmark+"/")))
 }
 
 // BaselinesOf are the baselines of the cells, table by table in the cells' order:
@@ -121,7 +106,7 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 		for _, kind := range []string{contract.ScanOnlyBenchmark, contract.ReplayBenchmark} {
 			for _, c := range cells {
 				b := Baseline{c, kind}
-				if (RawCopy{c.Profile, c.Workload, c.Rows}) == r && !seen[b.Name()] {
+				if c.RawCopyName() == r.Cell.RawCopyName() && !seen[b.Name()] {
 					seen[b.Name()] = true
 					out = append(out, b)
 				}
@@ -148,19 +133,10 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 				failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
 				continue
 			}
-			rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-			cmd := exec.CommandContext(rctx, s.Binary, rc.args(cfg.ProfileFiles)...)
-			cmd.Dir = cfg.Dir
-			cmd.Env = os.Environ()
-			if prof.CPUs > 0 {
-				cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
-			}
-			gracefully(cmd, 5*time.Second)
 			var stdout bytes.Buffer
 			stderr := &tailBuffer{max: 8 << 10}
-			cmd.Stdout, cmd.Stderr = &stdout, stderr
-			err = cmd.Run()
-			cancel()
+			err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
+				Stdout: &stdout, Stderr: stderr}.Run(ctx)
 			if err != nil {
 				failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
 				continue
