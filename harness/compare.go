@@ -264,7 +264,10 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 	}
 	if countNote != "" {
 		notes = append(notes, countNote)
-		cfg.Options.Welch = append(cfg.Options.Welch, contract.UnitInstrPerRow, contract.UnitInstrPerBarrier)
+		// Every judged unit of counted jobs: under callgrind on one P their noise
+		// is the scheduling's, with no common part a round could pair away (paired,
+		// job-allocs/op's 5 rounds could not reach α: inconclusive every time).
+		cfg.Options.Welch = append(cfg.Options.Welch, contract.UnitInstrPerRow, contract.UnitInstrPerBarrier, contract.UnitAllocs, contract.UnitWriteAmp)
 	}
 	v, g, measured, more, err := settle(ctx, cfg, measured, cfg.Matrix.Cells(), perCell, start.Add(cfg.Budget), extend)
 	if err != nil {

@@ -85,7 +85,7 @@ func checkCounts(base, head []*benchfmt.Result) (note string, err error) {
 		}
 		return "", fmt.Errorf("compare: instruction counts are comparable only under one valgrind version and one set of settings: base has %s, head has %s; measure both sides again with the same valgrind (--measure instructions)", say(b), say(h))
 	}
-	return fmt.Sprintf("measured by instructions: %s decides (with write-amp and job-allocs/op), judged unpaired by Welch's t-test on the logs (counts have no round-to-round common noise); each job's window (first barrier to last commit) counted under callgrind (%s), Pebble's memtable skiplist apart (%s, not judged). Wall-clock figures of these runs (under valgrind, one P, 20–50× slower) are in metrics.txt, not judged",
+	return fmt.Sprintf("measured by instructions: %s decides (with write-amp and job-allocs/op), each judged unpaired by Welch's t-test on the logs (counts have no round-to-round common noise); each job's window (first barrier to last commit) counted under callgrind (%s), Pebble's memtable skiplist apart (%s, not judged). Wall-clock figures of these runs (under valgrind, one P, 20–50× slower) are in metrics.txt, not judged",
 		contract.UnitInstrPerRow, b[0], contract.UnitSkiplistPerRow), nil
 }
 
