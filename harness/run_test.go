@@ -22,6 +22,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/gate"
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -67,7 +68,7 @@ func fakeBench(args []string) int {
 		return 0 // no benchmark, as the real binary (the runner's probe)
 	}
 	if *flags.StartGate {
-		if err := contract.AwaitStart(); err != nil {
+		if err := gate.AwaitStart(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
