@@ -86,6 +86,7 @@ type actorProgress struct {
 	touched []int
 	cur     epochProgress   // so far
 	sealed  []epochProgress // delivered epochs not yet committed, oldest first
+	free    []epochProgress // checked epochs, whose slices seal reuses
 }
 
 // epochProgress is an actor's progress at a point: per owned vnode the last emitted
@@ -105,8 +106,11 @@ type epochProgress struct {
 	bad       error
 }
 
-func (p epochProgress) clone() epochProgress {
-	p.pks, p.emitted, p.rows, p.head = slices.Clone(p.pks), slices.Clone(p.emitted), slices.Clone(p.rows), slices.Clone(p.head)
+// cloneInto returns a copy of p in dst's slices (the head always its own: the
+// check keeps it past the commit).
+func (p epochProgress) cloneInto(dst epochProgress) epochProgress {
+	p.pks, p.emitted, p.rows = append(dst.pks[:0], p.pks...), append(dst.emitted[:0], p.emitted...), append(dst.rows[:0], p.rows...)
+	p.head = slices.Clone(p.head)
 	return p
 }
 
@@ -261,7 +265,18 @@ func (a *actorProgress) exhaust() {
 func (a *actorProgress) seal(epoch uint64, creating bool) {
 	a.mu.Lock()
 	a.cur.epoch, a.cur.creating = epoch, creating
-	a.sealed = append(a.sealed, a.cur.clone())
+	var dst epochProgress
+	if n := len(a.free); n > 0 {
+		dst, a.free = a.free[n-1], a.free[:n-1]
+	}
+	a.sealed = append(a.sealed, a.cur.cloneInto(dst))
+	a.mu.Unlock()
+}
+
+// recycle hands back p, taken and checked, for seal to reuse its slices.
+func (a *actorProgress) recycle(p epochProgress) {
+	a.mu.Lock()
+	a.free = append(a.free, epochProgress{pks: p.pks, emitted: p.emitted, rows: p.rows})
 	a.mu.Unlock()
 }
 
@@ -313,7 +328,7 @@ func (pc *progressCheck) positions(dst [][]row.Datum) ([][]row.Datum, int) {
 	for _, a := range pc.actors {
 		a.mu.Lock()
 		if a.cur.head != nil {
-			dst = append(dst, slices.Clone(a.cur.head))
+			dst = appendPK(dst, a.cur.head)
 		}
 		a.mu.Unlock()
 	}
@@ -322,12 +337,23 @@ func (pc *progressCheck) positions(dst [][]row.Datum) ([][]row.Datum, int) {
 		a.mu.Lock()
 		for i, ok := range a.cur.emitted {
 			if ok {
-				dst = append(dst, slices.Clone(a.cur.pks[i*a.pkLen:(i+1)*a.pkLen]))
+				dst = appendPK(dst, a.cur.pks[i*a.pkLen:(i+1)*a.pkLen])
 			}
 		}
 		a.mu.Unlock()
 	}
 	return dst, heads
+}
+
+// appendPK appends a copy of pk to dst, in the slice dst held there before, if any
+// (the source hands back its previous positions).
+func appendPK(dst [][]row.Datum, pk []row.Datum) [][]row.Datum {
+	if n := len(dst); n < cap(dst) {
+		dst = dst[:n+1]
+		dst[n] = append(dst[n][:0], pk...)
+		return dst
+	}
+	return append(dst, slices.Clone(pk))
 }
 
 // commit checks the state rows of upstream epoch, in its parts, before they
@@ -442,11 +468,10 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, backfill.AppendStateKey(nil, uint16(v))) {
 				return fail(v, "actor %d wrote a state key %x of kind %v; want a set of the vnode's state row", p.Actor, k, kind)
 			}
-			st, err := backfill.DecodeState(val, pkLen)
+			st, err := backfill.DecodeState(val, pkLen) // st.Pos its own, not the batch's
 			if err != nil {
 				return fail(v, "%v", err)
 			}
-			st.Pos = slices.Clone(st.Pos)
 			if pc.has[v] && pc.table[v].Finished && !st.Finished {
 				return fail(v, "persisted unfinished after it was persisted finished")
 			}
@@ -476,6 +501,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 		}
 		pc.heads[a] = headPos{epoch: epoch, vnode: exp.headVnode, pk: exp.head}
 		if !pc.persist {
+			ap.recycle(exp)
 			continue
 		}
 		for i := range exp.rows {
@@ -498,6 +524,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 				return fail(v, "the state row has %s, but the rows emitted say %s", describeState(got), describeState(want))
 			}
 		}
+		ap.recycle(exp)
 	}
 	for _, v := range newlyFinished {
 		read := snap
