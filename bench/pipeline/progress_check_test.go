@@ -45,6 +45,7 @@ func rowsOfA(t *testing.T, j *Job) [][]row.Row {
 // epoch's state rows, right and wrong: each wrong state row, and each wrong
 // emission, fails the commit with the epoch and the vnode.
 func TestProgressCheckCatches(t *testing.T) {
+	skipUnchecked(t)
 	const vnodes = 4
 	type stateEdit func(states []backfill.VnodeState, a [][]row.Row) // a: A's rows by vnode
 	tests := []struct {
@@ -287,6 +288,7 @@ func alterStates(t *testing.T, j *Job, keep func(*backfill.Part) bool, edit func
 // injected in the state rows the actors deliver: the progress check fails each
 // job at the creating epoch and vnode it first shows in.
 func TestProgressCheckCatchesSnapshotJob(t *testing.T) {
+	skipUnchecked(t)
 	snapshotPhase := func(p *backfill.Part) bool { return p.Creating && p.Replayed == 0 }
 	tests := []struct {
 		name string
@@ -346,6 +348,7 @@ var epochVnode = regexp.MustCompile(`creating epoch \d+, vnode \d+`)
 // missing from B, a wrong creating_epoch row and a join that skips replayed
 // epochs each fail.
 func TestProgressCheckSnapshotLogPhase(t *testing.T) {
+	skipUnchecked(t)
 	const vnodes = 4
 	cfg := Default()
 	cfg.Rows, cfg.Par, cfg.Vnodes, cfg.Persist, cfg.Scan, cfg.SettleWait = 60, 1, vnodes, true, backfill.Snapshot, time.Millisecond
@@ -427,5 +430,14 @@ func TestProgressCheckSnapshotLogPhase(t *testing.T) {
 	ap.seal(s+3, false)
 	if err := pc.commit(j.store, s+3, []backfill.Part{{Actor: 0, State: b}}); err == nil || !strings.Contains(err.Error(), "the epochs between were not replayed") {
 		t.Fatalf("a join after a skipped epoch: err = %v", err)
+	}
+}
+
+// skipUnchecked skips a test of the progress check in a build that compiles it
+// out (tag noprogresscheck, for measuring its cost).
+func skipUnchecked(t *testing.T) {
+	t.Helper()
+	if !checkProgress {
+		t.Skip("built with tag noprogresscheck: the progress check is compiled out")
 	}
 }
