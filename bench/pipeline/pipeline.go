@@ -87,6 +87,9 @@ type Config struct {
 	// Compactions' CPU is measured apart and left out of the job's (Result.CPU,
 	// EpochTrace.CPU), as the engine runs them on compactor nodes.
 	OffloadCompactions bool
+	// SerialCompactions: compactions run only at checkpoints, to completion
+	// (storage.Options.SerialCompactions).
+	SerialCompactions bool
 }
 
 // Default returns the engine's defaults (the original engine's) with the narrow workload.
@@ -522,7 +525,8 @@ func open(cfg Config, create bool) (*Job, error) {
 	}
 	store, err := storage.Open(storage.Options{
 		FS: cfg.FS, Dir: cfg.Dir, CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, MemTables: cfg.MemTables,
-		Throttle: cfg.Throttle, Checkpointed: cfg.Checkpointed, LSM: cfg.LSM, OffloadCompactions: cfg.OffloadCompactions, Logger: cfg.Logger,
+		Throttle: cfg.Throttle, Checkpointed: cfg.Checkpointed, LSM: cfg.LSM, OffloadCompactions: cfg.OffloadCompactions,
+		SerialCompactions: cfg.SerialCompactions, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)

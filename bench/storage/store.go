@@ -41,6 +41,11 @@ type Options struct {
 	// OffloadCompactions meters the CPU of compactions apart from the job's
 	// (CompactionCPU), as the engine runs them on compactor nodes, not its own.
 	OffloadCompactions bool
+	// SerialCompactions starts compactions only at checkpoints: after a
+	// checkpoint's flush the commit runs the compactions Pebble picks, one at a
+	// time, until it picks none (compactionGate), so that what they rewrite does
+	// not depend on timing. Only with Checkpointed.
+	SerialCompactions bool
 }
 
 // LSMOptions shape Pebble's levels and compactions; a zero field keeps Pebble's
@@ -105,6 +110,7 @@ type Store struct {
 	stallKind              atomic.Int32
 
 	compactions *compactionMeter // nil unless compactions are offloaded
+	gate        *compactionGate  // nil unless compactions are serial
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
@@ -175,6 +181,24 @@ func Open(o Options) (*Store, error) {
 		// flush at L0's intervals, which compactions running meanwhile move): a
 		// checkpoint's flush writes the same bytes in every run.
 		opts.FlushSplitBytes = 0
+	}
+	if o.SerialCompactions {
+		if !s.serialFlushes {
+			s.cache.Unref()
+			return nil, errors.New("storage: serial compactions need a checkpointed store (Options.Checkpointed) without an object store's throttle")
+		}
+		s.gate = newCompactionGate()
+		opts.Experimental.CompactionScheduler = s.gate
+		opts.Experimental.ReadSamplingMultiplier = -1 // no read-triggered compactions: reads' timing would pick them
+		stallBegin := opts.EventListener.WriteStallBegin
+		opts.EventListener.WriteStallBegin = func(info pebble.WriteStallBeginInfo) {
+			stallBegin(info)
+			if stallKindOf(info.Reason) == stallL0 {
+				// Spills between checkpoints filled L0: it compacts now rather
+				// than never (the commit waiting is the one that would drain it).
+				go s.gate.drain()
+			}
+		}
 	}
 	if o.OffloadCompactions {
 		s.compactions = &compactionMeter{}
@@ -259,7 +283,9 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return nil, err
 	}
-	if !sync || !s.objectStore {
+	if !sync || !s.objectStore || s.gate != nil {
+		// With serial compactions a checkpoint flushes and compacts before the
+		// commit returns, so that the next epoch's writes find them done.
 		if err := s.commit(b, sync); err != nil {
 			return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 		}
@@ -345,6 +371,9 @@ func (s *Store) commit(b *pebble.Batch, durable bool) error {
 	if durable && s.objectStore {
 		if err := s.DB.Flush(); err != nil {
 			return fmt.Errorf("flush to the object store: %w", err)
+		}
+		if s.gate != nil {
+			s.gate.drain()
 		}
 	}
 	return nil
@@ -550,6 +579,9 @@ func (s *Store) Latest() *EpochSnapshot {
 // WaitForCompactions waits, at most max, until no compaction runs and no level asks
 // for one, so write-amplification figures include the compactions a job caused.
 func (s *Store) WaitForCompactions(ctx context.Context, max time.Duration) {
+	if s.gate != nil {
+		s.gate.drain() // they start only when asked
+	}
 	deadline := time.Now().Add(max)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
 		m := s.DB.Metrics()
