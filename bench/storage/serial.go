@@ -50,8 +50,8 @@ func (g *compactionGate) TrySchedule() (bool, pebble.CompactionGrantHandle) { re
 func (g *compactionGate) UpdateGetAllowedWithoutPermission() {}
 
 // Started, MeasureCPU and CumulativeStats implement pebble.CompactionGrantHandle.
-func (g *compactionGate) Started()                                            {}
-func (g *compactionGate) MeasureCPU(pebble.CompactionGoroutineKind)           {}
+func (g *compactionGate) Started()                                          {}
+func (g *compactionGate) MeasureCPU(pebble.CompactionGoroutineKind)         {}
 func (g *compactionGate) CumulativeStats(pebble.CompactionGrantHandleStats) {}
 
 // Done implements pebble.CompactionGrantHandle: the running compaction ended.
