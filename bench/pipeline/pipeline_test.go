@@ -399,7 +399,7 @@ func TestVerifyStateCatchesWrongState(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := VerifyState(j.Store().DB.NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
+	if err := VerifyState(j.Store().NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
 		t.Errorf("an unfinished vnode: err = %v", err)
 	}
 }

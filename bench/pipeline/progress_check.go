@@ -364,7 +364,7 @@ func (pc *progressCheck) commitCreating(store *storage.Store, seq uint64, parts 
 // committedCreating checks, after creating epoch seq committed, its creating_epoch
 // row and (snapshot phase) B at each actor's latest position.
 func (pc *progressCheck) committedCreating(store *storage.Store, seq uint64) error {
-	snap := store.DB.NewSnapshot()
+	snap := store.NewSnapshot()
 	defer snap.Close()
 	got, data, ok, err := storage.CreatingEpoch(snap)
 	if err != nil {
@@ -523,7 +523,7 @@ func (pc *progressCheck) checkHead(snap *storage.EpochSnapshot, a int, epoch uin
 
 // compareAB checks that B at snapB holds A's row at snapA at actor a's position h;
 // at, theA and what word its error.
-func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
+func (pc *progressCheck) compareAB(snapA, snapB *storage.Snapshot, a int, h headPos, at, theA, what string) error {
 	key := memcmp.AppendKey(storage.AppendPrefix(nil, storage.TableUpstream, h.vnode), h.pk, pc.schema.PKDesc)
 	va, err := get(snapA, key)
 	if err != nil {
@@ -544,7 +544,7 @@ func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headP
 }
 
 // get returns key's value in snap, nil when absent.
-func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
+func get(snap *storage.Snapshot, key []byte) ([]byte, error) {
 	v, closer, err := snap.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
@@ -558,7 +558,7 @@ func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
 
 // final checks that the state table at the job's end is the one the epoch
 // batches wrote, row for row.
-func (pc *progressCheck) final(snap *pebble.Snapshot) error {
+func (pc *progressCheck) final(snap *storage.Snapshot) error {
 	states, err := backfill.ReadStates(snap, len(pc.schema.PK))
 	if err != nil {
 		return fmt.Errorf("progress check: %w", err)

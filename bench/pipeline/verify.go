@@ -31,7 +31,7 @@ func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
 // row per vnode, each finished, their row counts summing to rows (the snapshot rows
 // read, over every run of the job). A job reports nothing unless its state is right,
 // as it reports nothing unless B equals A.
-func VerifyState(snap *pebble.Snapshot, s *row.Schema, vnodes int, rows int64) error {
+func VerifyState(snap *storage.Snapshot, s *row.Schema, vnodes int, rows int64) error {
 	states, err := backfill.ReadStates(snap, len(s.PK))
 	if err != nil {
 		return fmt.Errorf("state verification: %w", err)

@@ -60,6 +60,9 @@ type Profile struct {
 	Checkpointed bool
 	LSM          LSM    // Pebble's levels and compactions; zero fields keep its defaults
 	Compaction   string // CompactionLocal ("" too), CompactionOffloaded or CompactionSerial
+	// The creating job's tables (MV, state) in a compaction group of their own,
+	// apart from the upstream table's, as the engine gives each new job's tables.
+	CompactionGroups bool
 }
 
 // Where compactions run.
@@ -119,6 +122,8 @@ type file struct {
 	Checkpointed bool    `json:"checkpointed,omitempty"`
 	LSM          lsmFile `json:"lsm,omitzero"`
 	Compaction   string  `json:"compaction,omitempty"` // "local" (default), "offloaded" or "serial"
+	// One Pebble DB per compaction group: the upstream's, the creating job's.
+	CompactionGroups bool `json:"compaction_groups,omitempty"`
 }
 
 //go:embed profiles/*.json
@@ -140,7 +145,7 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	p := Profile{
 		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
 		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source, ObjectStore: f.ObjectStore,
-		Checkpointed: f.Checkpointed, Compaction: f.Compaction,
+		Checkpointed: f.Checkpointed, Compaction: f.Compaction, CompactionGroups: f.CompactionGroups,
 		LSM: LSM{L0CompactionThreshold: f.LSM.L0CompactionThreshold, L0StopWritesThreshold: f.LSM.L0StopWritesThreshold, CompactionConcurrency: f.LSM.CompactionConcurrency},
 	}
 	bad := func(field, value, why string) (Profile, error) {
@@ -171,6 +176,8 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("checkpointed", "true", "a checkpointed store has no WAL to sync: leave sync_latency out")
 	case p.Compaction != "" && p.Compaction != CompactionLocal && p.Compaction != CompactionOffloaded && p.Compaction != CompactionSerial:
 		return bad("compaction", f.Compaction, `must be "local", "offloaded" or "serial"`)
+	case f.CompactionGroups && !f.Checkpointed && !f.ObjectStore:
+		return bad("compaction_groups", "true", "compaction groups need a store without a WAL: set checkpointed: true")
 	case p.Compaction == CompactionSerial && (!f.Checkpointed || f.ObjectStore):
 		return bad("compaction", f.Compaction, "serial compactions run at checkpoints: set checkpointed: true (and no object_store)")
 	case f.LSM.L0CompactionThreshold < 0 || f.LSM.L0StopWritesThreshold < 0 || f.LSM.CompactionConcurrency < 0:
@@ -425,6 +432,9 @@ func (p Profile) Describe() string {
 	}
 	if p.Compaction == CompactionOffloaded || p.Compaction == CompactionSerial {
 		s += "\tcompaction " + p.Compaction
+	}
+	if p.CompactionGroups {
+		s += "\tcompaction groups"
 	}
 	return s
 }

@@ -28,8 +28,8 @@ func serialRun(t *testing.T, serial bool) (flushed, compacted, compactions int64
 		}
 	}
 	st := s.FS.Stats()
-	if s.gate != nil {
-		compactions = s.gate.count()
+	for _, g := range s.gates {
+		compactions += g.count()
 	}
 	return st.Bytes[meterfs.Flush], st.Bytes[meterfs.Compaction], compactions, outside
 }
