@@ -474,6 +474,9 @@ func (s *Set) WriteList(w io.Writer) error {
 		if compaction == "" {
 			compaction = CompactionLocal
 		}
+		if p.CompactionGroups {
+			compaction += "+groups"
+		}
 		fmt.Fprintf(tw, "%s\tv%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", p.Name, p.Version, p.Disk(),
 			FormatBytes(p.BlockCache), FormatBytes(p.MemTable), p.CPUsString(), lsm, compaction, p.Nightly, p.Source)
 	}
