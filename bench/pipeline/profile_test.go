@@ -11,6 +11,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 func TestUseProfile(t *testing.T) {
@@ -163,7 +164,7 @@ func TestHummockBytesRepeat(t *testing.T) {
 				for g := range dbs {
 					snap := storage.OneGroup(dbs[g].NewSnapshot())
 					for k, tb := range []storage.TableID{storage.TableUpstream, storage.TableMV} {
-						if count[g][k], err = countTable(snap, tb); err != nil {
+						if count[g][k], err = verify.Count(snap, tb); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -1,0 +1,201 @@
+package baseline
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/pipeline"
+)
+
+// recordJob runs a backfill of cfg that records its epoch batches, and returns the log.
+func recordJob(t *testing.T, cfg pipeline.Config) (*EpochLog, *pipeline.Result) {
+	t.Helper()
+	log, err := NewEpochLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	cfg.RecordEpochs = log
+	res, _ := runJob(t, cfg)
+	return log, res
+}
+
+func replay(cfg pipeline.Config, log *EpochLog) (*pipeline.Result, error) {
+	j, err := pipeline.Prepare(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return Replay(ctx, j, log)
+}
+
+// TestReplayCommitsTheBackfillsBatches: the replay commits exactly the backfill's
+// epochs, with its syncs, and ends with B == A and the same MV rows; in every
+// scan and persistence mode, and with a checkpoint only every third barrier.
+func TestReplayCommitsTheBackfillsBatches(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		persist bool
+		ckpt    int
+	}{{"persist=off", false, 1}, {"persist=on", true, 1}, {"persist=on/ckpt=3", true, 3}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := smallJob(3000, 2, 16, tc.persist, 41)
+			cfg.CheckpointFrequency = tc.ckpt
+			log, bf := recordJob(t, cfg)
+			if log.Epochs() != len(bf.Epochs) {
+				t.Fatalf("recorded %d epochs, the backfill committed %d", log.Epochs(), len(bf.Epochs))
+			}
+			cfg.RecordEpochs = nil
+			res, err := replay(cfg, log)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Rows() != bf.Rows() {
+				t.Errorf("replay reports %d rows processed, the backfill %d", res.Rows(), bf.Rows())
+			}
+			if res.MVRows != bf.MVRows || res.FinalEpoch != bf.FinalEpoch {
+				t.Errorf("replay: %d rows at epoch %d, the backfill %d at %d", res.MVRows, res.FinalEpoch, bf.MVRows, bf.FinalEpoch)
+			}
+			// One WAL sync per checkpoint in both: the same syncs.
+			if got, want := res.FS.Syncs[meterfs.WAL], bf.FS.Syncs[meterfs.WAL]; got != want {
+				t.Errorf("replay synced the WAL %d times, the backfill %d", got, want)
+			}
+			if got, want := res.FS.Bytes[meterfs.WAL], bf.FS.Bytes[meterfs.WAL]; got != want {
+				t.Errorf("replay wrote %d WAL bytes, the backfill %d", got, want)
+			}
+		})
+	}
+}
+
+// TestReplayVerifies: a log missing one of the backfill's epochs leaves B unequal
+// to A, and the replay says so instead of reporting.
+func TestReplayVerifies(t *testing.T) {
+	cfg := smallJob(3000, 2, 16, true, 42)
+	log, _ := recordJob(t, cfg)
+	if log.Epochs() < 3 {
+		t.Fatalf("only %d epochs recorded", log.Epochs())
+	}
+	// Drop the second epoch: rewrite the log without it.
+	short, err := NewEpochLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer short.Close()
+	r, err := log.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range log.Epochs() {
+		var h [epochLogHeader]byte
+		if _, err := io.ReadFull(r, h[:]); err != nil {
+			t.Fatal(err)
+		}
+		repr := make([]byte, binary.BigEndian.Uint32(h[9:]))
+		if _, err := io.ReadFull(r, repr); err != nil {
+			t.Fatal(err)
+		}
+		if i != 1 {
+			short.Add(binary.BigEndian.Uint64(h[:8]), h[8] == 1, repr, 0, 0)
+		}
+	}
+	cfg.RecordEpochs = nil
+	if _, err := replay(cfg, short); err == nil || !strings.Contains(err.Error(), "MV verification") {
+		t.Fatalf("replay of a log missing an epoch: err %v, want an MV verification failure", err)
+	}
+	if _, err := replay(cfg, &EpochLog{}); err == nil {
+		t.Fatal("replay of an empty log: no error")
+	}
+}
+
+// TestEpochLogRemovesItsFile: the spill file goes with Close.
+func TestEpochLogRemovesItsFile(t *testing.T) {
+	log, err := NewEpochLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := log.f.Name()
+	if err := log.Add(1, true, []byte("x"), 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !os.IsNotExist(err) {
+		t.Fatalf("%s after Close: %v", name, err)
+	}
+}
+
+// TestScanOnlyReadsEveryRow: the scan-only baseline reads all of A with either
+// scan and any actor count, and writes nothing.
+func TestScanOnlyReadsEveryRow(t *testing.T) {
+	for _, par := range []int{1, 3} {
+		for _, scan := range []string{"merged", "per-vnode"} {
+			t.Run(fmt.Sprintf("par=%d/scan=%s", par, scan), func(t *testing.T) {
+				cfg := smallJob(2500, par, 16, false, 43)
+				var err error
+				if cfg.Scan, err = backfill.ParseScan(scan); err != nil {
+					t.Fatal(err)
+				}
+				j, err := pipeline.Prepare(context.Background(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Close()
+				before := j.Store().FS.Stats()
+				res, err := ScanOnly(context.Background(), j)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.SnapshotRows != 2500 {
+					t.Errorf("scan-only read %d rows, want 2500", res.SnapshotRows)
+				}
+				if w := j.Store().FS.Stats().Sub(before).TotalBytes(); w != 0 {
+					t.Errorf("scan-only wrote %d bytes", w)
+				}
+			})
+		}
+	}
+}
+
+// smallJob is a small time-driven job (as bench/pipeline's tests make them).
+func smallJob(rows int64, par, vnodes int, persist bool, seed uint64) pipeline.Config {
+	cfg := pipeline.Default()
+	cfg.Rows = rows
+	cfg.Par = par
+	cfg.Vnodes = vnodes
+	cfg.Persist = persist
+	cfg.Seed = seed
+	cfg.BarrierInterval = raceSlowdown * (10*time.Millisecond + time.Duration(vnodes/par)*100*time.Microsecond)
+	cfg.ChangesPerSecond = 5_000 / raceSlowdown
+	cfg.ChunkSize = 64
+	cfg.SnapshotRateLimit = 30_000 / float64(par) / raceSlowdown
+	cfg.ChangeEpochs = 30
+	cfg.SettleWait = 100 * time.Millisecond
+	return cfg
+}
+
+func runJob(t *testing.T, cfg pipeline.Config) (*pipeline.Result, *pipeline.Job) {
+	t.Helper()
+	j, err := pipeline.Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := j.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, j
+}
