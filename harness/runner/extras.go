@@ -80,12 +80,7 @@ func RawCopiesOf(cells []contract.Cell) []Extra {
 
 // args run exactly this raw copy once.
 func (r RawCopy) args(profileFiles []string) []string {
-	args := []string{"-test.run", "^$", "-test.bench", contract.BenchRegexp("RawCopy", strings.TrimPrefix(r.Name(), "RawCopy/")), "-profile", r.Profile, "-workload", r.Workload,
-		"-rows", strconv.FormatInt(r.Rows, 10), "-test.benchtime", "1x", "-test.count", "1"}
-	if len(profileFiles) > 0 {
-		args = append(args, "-"+contract.FlagProfileFile, strings.Join(profileFiles, ","))
-	}
-	return args
+	return contract.Cell{Profile: r.Profile, Workload: r.Workload, Rows: r.Rows}.BaselineArgs(contract.RawCopyBenchmark, profileFiles)
 }
 
 // Baseline is a replay or scan-only baseline of a cell (contract.Baselines).
@@ -102,7 +97,7 @@ func (b Baseline) ProfileName() string { return b.Cell.Profile }
 
 // args run exactly this baseline once: the cell's flags, its benchmark selected.
 func (b Baseline) args(profileFiles []string) []string {
-	return selecting(b.Cell.Args("", profileFiles), contract.BenchRegexp(b.Benchmark, strings.TrimPrefix(b.Name(), b.Benchmark+"/")))
+	return b.Cell.BaselineArgs(b.Benchmark, profileFiles)
 }
 
 // BaselinesOf are the baselines of the cells, table by table in the cells' order:
