@@ -1,9 +1,6 @@
 package contract
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // The baselines a backfill cell is measured against, each its own benchmark whose
 // sub-benchmark names carry the dimensions its work depends on:
@@ -58,21 +55,4 @@ func (c Cell) BaselineName(base string) string {
 		return base + "/" + c.ScanOnlyName()
 	}
 	return ""
-}
-
-// BaselineArgs are the bench binary's arguments that run the cell's baseline of
-// benchmark base once: Args with the baseline selected, and for the append-order
-// copy only the dimensions its name carries.
-func (c Cell) BaselineArgs(base string, profileFiles []string) []string {
-	sub := strings.TrimPrefix(c.BaselineName(base), base+"/")
-	var out []string
-	for args := c.Args("", profileFiles); len(args) > 0; args = args[2:] {
-		switch _, dim := Dim(strings.TrimPrefix(args[0], "-")); {
-		case args[0] == "-test.bench":
-			out = append(out, args[0], BenchRegexp(base, sub))
-		case !dim || base != RawCopyBenchmark || slices.ContainsFunc(Fields(sub), func(f Field) bool { return "-"+f.Dim == args[0] }):
-			out = append(out, args[0], args[1])
-		}
-	}
-	return out
 }

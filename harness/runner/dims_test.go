@@ -66,24 +66,3 @@ func TestNewDimensionInPlanAndShards(t *testing.T) {
 		t.Errorf("shards hold %d cells, want %d", len(union), len(cells))
 	}
 }
-
-// TestBaselineArgs: the baselines' arguments come from the contract and are the
-// ones built by hand before: the append-order copy gets its table's dimensions
-// only, a scan-only read or replay the cell's arguments with its benchmark
-// selected.
-func TestBaselineArgs(t *testing.T) {
-	c, err := contract.ParseName("profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=1s/vnodes=4/par=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(RawCopy{c.Profile, c.Workload, c.Rows}.args([]string{"/p.json"}), " ")
-	want := `-test.run ^$ -test.bench ^BenchmarkRawCopy$/^profile=mem$/^workload=narrow$/^rows=1000$ -profile mem -workload narrow -rows 1000 -test.benchtime 1x -test.count 1 -profile-file /p.json`
-	if got != want {
-		t.Errorf("raw copy args:\n got %s\nwant %s", got, want)
-	}
-	got = strings.Join(Baseline{c, contract.ScanOnlyBenchmark}.args(nil), " ")
-	want = `-test.run ^$ -test.bench ^BenchmarkScanOnly$/^profile=mem$/^workload=narrow$/^rows=1000$/^scan=merged$/^vnodes=4$/^par=2$ -profile mem -workload narrow -rows 1000 -persist on -scan merged -barrier 1s -vnodes 4 -par 2 -test.benchtime 1x -test.count 1`
-	if got != want {
-		t.Errorf("scan-only args:\n got %s\nwant %s", got, want)
-	}
-}
