@@ -436,7 +436,7 @@ func (pc *Check) CommittedCreating(store *storage.Store, seq uint64) error {
 	if !Enabled {
 		return nil
 	}
-	snap := store.DB.NewSnapshot()
+	snap := store.NewSnapshot()
 	defer snap.Close()
 	got, data, ok, err := storage.CreatingEpoch(snap)
 	if err != nil {
@@ -602,7 +602,7 @@ func (pc *Check) checkHead(snap *storage.EpochSnapshot, a int, epoch uint64) err
 
 // compareAB checks that B at snapB holds A's row at snapA at actor a's position h;
 // at, theA and what word its error.
-func (pc *Check) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
+func (pc *Check) compareAB(snapA, snapB *storage.Snapshot, a int, h headPos, at, theA, what string) error {
 	key := memcmp.AppendKey(storage.AppendPrefix(nil, storage.TableUpstream, h.vnode), h.pk, pc.schema.PKDesc)
 	va, err := get(snapA, key)
 	if err != nil {
@@ -623,7 +623,7 @@ func (pc *Check) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, 
 }
 
 // get returns key's value in snap, nil when absent.
-func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
+func get(snap *storage.Snapshot, key []byte) ([]byte, error) {
 	v, closer, err := snap.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
@@ -637,7 +637,7 @@ func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
 
 // Final checks that the state table at the job's end is the one the epoch
 // batches wrote, row for row.
-func (pc *Check) Final(snap *pebble.Snapshot) error {
+func (pc *Check) Final(snap *storage.Snapshot) error {
 	if !Enabled {
 		return nil
 	}
