@@ -20,6 +20,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 	"github.com/backfill-bench/backfill-bench/harness/stats"
+	"github.com/backfill-bench/backfill-bench/harness/why"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -148,7 +149,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		traces   [2][]string
 		notes    []string
 		confirm  func(cells []contract.Cell, rounds int) (sides, error)
-		why      func(v *judge.Verdict) // profiles the confirmed regressions
+		explain  func(v *judge.Verdict) // profiles the confirmed regressions
 		extend   extendFunc
 		perCell  time.Duration
 		dir      string
@@ -244,16 +245,16 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			again, _, err := run("confirm", "-confirm", cells, 1, rounds, sides{})
 			return again, err
 		}
-		why = func(v *judge.Verdict) {
+		explain = func(v *judge.Verdict) {
 			if s.measure.instructions != nil {
-				explainCounts(v, traces) // the measured jobs' own dumps
+				v.Why = why.Counts(v, traces) // the measured jobs' own dumps
 				return
 			}
-			var ps [2]profiledSide
+			var ps [2]why.Side
 			for i := range ps {
-				ps[i] = profiledSide{Label: b.sides[i].Label, Binary: b.sides[i].Binary}
+				ps[i] = why.Side{Label: b.sides[i].Label, Binary: b.sides[i].Binary}
 			}
-			explain(ctx, dir, ps, s.measure.profileFiles, s.measure.Timeout, v)
+			v.Why = why.Profile(ctx, dir, ps, s.measure.profileFiles, s.measure.Timeout, v)
 		}
 	}
 
@@ -269,7 +270,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 		return nil, err
 	}
 	notes = append(notes, more...)
-	notes = append(notes, shortCells(append(slices.Clip(measured.base.Results), measured.head.Results...))...)
+	notes = append(notes, stats.ShortCells(append(slices.Clip(measured.base.Results), measured.head.Results...))...)
 	v.Base, v.Head = s.base.label(), s.head.label()
 	v.Notes = append(v.Notes, notes...)
 	v.MarkFailed(failed)
@@ -278,9 +279,9 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			return v, err
 		}
 	}
-	if v.Regression && why != nil {
-		why(v)
-		addByteChanges(v)
+	if v.Regression && explain != nil {
+		explain(v)
+		v.Why = why.Bytes(v, v.Why)
 	}
 	if v.Regression && len(v.FailedInHead) == 0 && cfg.ExpectedRegression != "" {
 		v.ExpectedRegression = cfg.ExpectedRegression

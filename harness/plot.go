@@ -97,13 +97,3 @@ func PlotTrendFiles(paths []string, out string) ([]string, error) {
 	}
 	return history.Trends(nights, out)
 }
-
-// MergeResults combines results files (of shards, say) into one benchfmt text: the
-// union of unit lines, then every result with its config.
-func MergeResults(paths []string) ([]byte, error) {
-	results, units, err := contract.ReadFiles(paths...)
-	if err != nil {
-		return nil, err
-	}
-	return contract.Encode(results, units)
-}

@@ -326,7 +326,7 @@ func TestMergeShardsEqualsUnsharded(t *testing.T) {
 		}
 		files = append(files, filepath.Join(cfg.Out, "results.txt"))
 	}
-	merged, err := MergeResults(files)
+	merged, err := contract.Merge(files...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,29 +367,6 @@ func TestNoiseReportsSpread(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
 			t.Error(err)
 		}
-	}
-}
-
-// TestShortCellsAreFlagged: a cell with fewer regular barriers than a steady state
-// needs is named, with how to lengthen it.
-func TestShortCellsAreFlagged(t *testing.T) {
-	line := func(barriers int) string {
-		return fmt.Sprintf("BenchmarkBackfill/profile=mem/workload=narrow/rows=30000/persist=off/scan=merged/barrier=100ms/par=2-2 1 100 ns/op %d barriers\n", barriers)
-	}
-	dir := t.TempDir()
-	f := filepath.Join(dir, "r.txt")
-	os.WriteFile(f, []byte(line(7)+line(7)), 0o644)
-	results, _, err := contract.ReadFiles(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	notes := shortCells(results)
-	if len(notes) != 1 || !strings.Contains(notes[0], "7 regular barriers") || !strings.Contains(notes[0], "--barrier (like 294rows)") {
-		t.Errorf("notes %q", notes)
-	}
-	os.WriteFile(f, []byte(line(119)), 0o644)
-	if results, _, _ = contract.ReadFiles(f); len(shortCells(results)) != 0 {
-		t.Errorf("a cell of 119 regular barriers flagged: %q", shortCells(results))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -77,7 +78,7 @@ func runMerge(_ context.Context, stdout, stderr io.Writer, args []string) error 
 	if len(paths) == 0 {
 		return usageError{errors.New("merge: want results files")}
 	}
-	data, err := harness.MergeResults(paths)
+	data, err := contract.Merge(paths...)
 	if err != nil {
 		return usageError{err}
 	}
