@@ -1,4 +1,5 @@
-package harness
+// Package site writes the static dashboard of the nightly history (benchrun site).
+package site
 
 import (
 	"bytes"
@@ -14,44 +15,45 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/internal/files"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
-// SiteConfig configures `benchrun site`.
-type SiteConfig struct {
+// Config configures `benchrun site`.
+type Config struct {
 	History   string         // the nightly history: a directory per machine fingerprint
 	Out       string         // where the pages go
 	CommitURL string         // a commit's web page, with %s for the commit ("": none)
 	Analysis  history.Config // finds the change points, as nightly does
 }
 
-// SiteReport is what Site wrote.
-type SiteReport struct {
+// Report is what Run wrote.
+type Report struct {
 	Pages   []string // index.html first
 	Skipped []string // nights that could not be read, with why
 }
 
-// Site writes a static dashboard of the nightly history: an index, and per machine
+// Run writes a static dashboard of the nightly history: an index, and per machine
 // and profile a page with the trend of every judged metric of every cell, change
 // points marked, each night linked to its report. The pages need no server and no
 // network to view.
-func Site(cfg SiteConfig) (*SiteReport, error) {
+func Run(cfg Config) (*Report, error) {
 	if cfg.History == "" || cfg.Out == "" {
-		return nil, &ConfigError{errors.New("site: want --history DIR and --out DIR")}
+		return nil, &usage.Error{Err: errors.New("site: want --history DIR and --out DIR")}
 	}
 	if cfg.CommitURL != "" && strings.Count(cfg.CommitURL, "%s") != 1 {
-		return nil, &ConfigError{fmt.Errorf("site: --commit-url %q: want one %%s where the commit goes", cfg.CommitURL)}
+		return nil, &usage.Error{Err: fmt.Errorf("site: --commit-url %q: want one %%s where the commit goes", cfg.CommitURL)}
 	}
 	if cfg.Analysis.Thresholds == nil {
 		cfg.Analysis.Thresholds = judge.DefaultThresholds()
 	}
 	entries, err := os.ReadDir(cfg.History)
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("site: --history: %w", err)}
+		return nil, &usage.Error{Err: fmt.Errorf("site: --history: %w", err)}
 	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("site: --out: %w", err)
 	}
-	rep := &SiteReport{Pages: []string{filepath.Join(cfg.Out, "index.html")}}
+	rep := &Report{Pages: []string{filepath.Join(cfg.Out, "index.html")}}
 	var index []render.SiteIndexEntry
 	for _, e := range entries {
 		if !e.IsDir() {
@@ -95,7 +97,7 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 }
 
 // machinePages builds one page per profile of a machine's nights.
-func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]render.SitePage, error) {
+func machinePages(cfg Config, machine string, nights []history.Night) ([]render.SitePage, error) {
 	series, err := history.AllSeries(nights, cfg.Analysis.Thresholds)
 	if err != nil {
 		return nil, err
