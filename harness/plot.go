@@ -11,6 +11,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/sides"
 )
 
 // PlotDir draws the plots of a directory the user names: a run's results
@@ -25,11 +26,11 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 	var ps render.PlotSet
 	switch {
 	case exists("base.txt") && exists("head.txt"):
-		s, _, err := readSides(filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
+		s, _, err := sides.ReadFiles(filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
 		if err != nil {
 			return nil, nil, err
 		}
-		v, g, err := judge.Compare(s.base, s.head, s.units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+		v, g, err := judge.Compare(s.Base, s.Head, s.Units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
 		if err != nil {
 			return nil, nil, err
 		}
