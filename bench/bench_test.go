@@ -13,10 +13,13 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench"
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/baseline"
 	"github.com/backfill-bench/backfill-bench/bench/crash"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -24,7 +27,7 @@ import (
 var flags = contract.Register(flag.CommandLine, contract.Matrix{
 	Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
 	Persist: []bool{false, true}, Scans: []string{"snapshot"},
-	Barriers: []contract.Cadence{contract.Every(100 * time.Millisecond), contract.Every(time.Second)}, Pars: []int{2},
+	Barriers: []rates.Cadence{rates.Every(100 * time.Millisecond), rates.Every(time.Second)}, Pars: []int{2},
 })
 
 func TestMain(m *testing.M) {
@@ -71,7 +74,7 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	}
 	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
 	cfg.SnapshotRateLimit = rate(c.Limit.Rate)
-	if st := c.Limit.Step; st != (contract.RateStep{}) {
+	if st := c.Limit.Step; st != (rates.RateStep{}) {
 		cfg.SnapshotRateStep = pipeline.RateStep{After: st.After, Rate: rate(st.Rate)}
 		if st.Percent > 0 {
 			cfg.SnapshotRateStep.AtRows = max(c.Rows*int64(st.Percent)/100, 1)
@@ -90,7 +93,7 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 
 // rate is a contract rate as the executor takes it.
 func rate(r int64) float64 {
-	if r == contract.Pause {
+	if r == rates.Pause {
 		return backfill.Paused
 	}
 	return float64(r)
@@ -112,7 +115,7 @@ func BenchmarkBackfill(b *testing.B) {
 				if *flags.Trace == "" {
 					return nil
 				}
-				return contract.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
+				return jobtrace.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
 			})
 		})
 	}
@@ -130,7 +133,7 @@ func BenchmarkRawCopy(b *testing.B) {
 				b.Run(fmt.Sprintf("profile=%s/workload=%s/rows=%d", pname, wl, rows), func(b *testing.B) {
 					cfg := pipeline.Default()
 					cfg.Workload, cfg.Rows = wl, rows
-					runJobs(b, p, cfg, (*pipeline.Job).RawCopy, nil)
+					runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return baseline.RawCopy(ctx, j) }, nil)
 				})
 			}
 		}
@@ -157,7 +160,9 @@ func BenchmarkReplay(b *testing.B) {
 			}
 			defer log.Close()
 			runtime.GC() // the recorded job's garbage is not the replay's to collect
-			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return j.Replay(ctx, log) }, nil)
+			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) {
+				return baseline.Replay(ctx, j, log)
+			}, nil)
 		})
 	}
 }
@@ -165,8 +170,8 @@ func BenchmarkReplay(b *testing.B) {
 // recordEpochs runs (untimed) a backfill of cfg on a fresh instance of the profile
 // and returns the epoch batches it committed. With barriers cut by work they are
 // exactly the measured cell's; with barriers cut by time, one run's.
-func recordEpochs(b *testing.B, p profile.Profile, cfg pipeline.Config) (*pipeline.EpochLog, error) {
-	log, err := pipeline.NewEpochLog("")
+func recordEpochs(b *testing.B, p profile.Profile, cfg pipeline.Config) (*baseline.EpochLog, error) {
+	log, err := baseline.NewEpochLog("")
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +210,7 @@ func BenchmarkScanOnly(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			runJobs(b, p, cfg, (*pipeline.Job).ScanOnly, nil)
+			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) { return baseline.ScanOnly(ctx, j) }, nil)
 		})
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 	"github.com/backfill-bench/backfill-bench/harness/sides"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/harness/why"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -221,7 +222,7 @@ func readFiles(cfg CompareConfig, s *compareSetup) (*measured, error) {
 // measureRefs is the side of refs: both are built in worktrees and their first
 // rounds run; cfg's matrix gains the cells of --cells-from-diff.
 func measureRefs(ctx context.Context, cfg *CompareConfig, s *compareSetup) (*measured, error) {
-	checkout, err := runner.InspectCheckout(ctx, cfg.Src)
+	checkout, err := testbed.InspectCheckout(ctx, cfg.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func measureRefs(ctx context.Context, cfg *CompareConfig, s *compareSetup) (*mea
 	}
 	m.dir = r.dir
 	if cfg.CellsFromDiff != "" {
-		changed, err := runner.ChangedPaths(ctx, checkout.Dir, s.base.Ref, s.head.Ref)
+		changed, err := testbed.ChangedPaths(ctx, checkout.Dir, s.base.Ref, s.head.Ref)
 		if err != nil {
 			return nil, fmt.Errorf("--cells-from-diff: %w", err)
 		}
@@ -424,7 +425,7 @@ func writeComparison(cfg CompareConfig, dir string, v *judge.Verdict, g *judge.G
 		plots = drawPlots(&plotLines, cfg.logger(), dir, ps)
 	}
 	var report bytes.Buffer
-	render.WriteReport(&report, v, runner.QuoteArgs(cfg.CommandLine), runner.InspectMachine().Describe(), plots)
+	render.WriteReport(&report, v, runner.QuoteArgs(cfg.CommandLine), testbed.InspectMachine().Describe(), plots)
 	if err := files.WriteAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
 		return err
 	}
@@ -441,24 +442,24 @@ type builds struct {
 	worktrees []func()
 }
 
-func newBuilds(ctx context.Context, cfg CompareConfig, checkout runner.Checkout, dir string, specs ...sides.Spec) (*builds, error) {
+func newBuilds(ctx context.Context, cfg CompareConfig, checkout testbed.Checkout, dir string, specs ...sides.Spec) (*builds, error) {
 	b := &builds{}
 	for i, spec := range specs {
 		label := []string{judge.SideBase, judge.SideHead}[i]
 		s := runner.Side{Label: label, Checkout: checkout, Binary: filepath.Join(dir, label+".test")}
 		if spec.Ref != "" {
-			wt, remove, err := runner.AddWorktree(ctx, checkout.Dir, spec.Ref)
+			wt, remove, err := testbed.AddWorktree(ctx, checkout.Dir, spec.Ref)
 			if err != nil {
 				return b, err
 			}
 			b.worktrees = append(b.worktrees, remove)
-			if s.Checkout, err = runner.InspectCheckout(ctx, wt); err != nil {
+			if s.Checkout, err = testbed.InspectCheckout(ctx, wt); err != nil {
 				return b, err
 			}
 		}
 		cfg.logger().Info("building the bench binary", "side", label, "ref", spec.Label(), "commit", s.Checkout.Short())
 		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary); err != nil {
-			return b, &runner.BuildError{Side: spec.Label(), Err: err}
+			return b, &testbed.BuildError{Side: spec.Label(), Err: err}
 		}
 		b.sides = append(b.sides, s)
 	}

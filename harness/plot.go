@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
@@ -22,7 +23,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil
 	}
-	var traces [][]contract.Trace
+	var traces [][]jobtrace.Trace
 	var ps render.PlotSet
 	switch {
 	case exists("base.txt") && exists("head.txt"):
@@ -30,7 +31,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, g, err := judge.Compare(s.Base, s.Head, s.Units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+		v, g, err := judge.Compare(s.Base, s.Head, s.Units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: judge.DefaultAlpha})
 		if err != nil {
 			return nil, nil, err
 		}

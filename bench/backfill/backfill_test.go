@@ -12,6 +12,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/memcmp"
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
@@ -127,17 +128,80 @@ func allVnodes(n int) []uint16 {
 	return v
 }
 
-func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte) []int64 {
-	t.Helper()
-	got, _ := scanMerged(t, snap, nil, vnodes, after)
-	return got
+func TestStateRoundTrip(t *testing.T) {
+	for _, st := range []VnodeState{
+		{Vnode: 3, Pos: nil, Finished: false, RowCount: 0},
+		{Vnode: 65535, Pos: []row.Datum{row.I64(-9), row.Str("a\x00")}, Finished: true, RowCount: 1 << 40},
+	} {
+		pkLen := 2
+		got, err := DecodeState(AppendStateValue(nil, st, pkLen), pkLen)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Vnode != st.Vnode || got.Finished != st.Finished || got.RowCount != st.RowCount || !slices.Equal(got.Pos, st.Pos) {
+			t.Errorf("got %+v, want %+v", got, st)
+		}
+	}
+	if _, err := DecodeState(AppendStateValue(nil, VnodeState{}, 1), 2); err == nil {
+		t.Error("decoding with the wrong pk length: no error")
+	}
+}
+
+// BenchmarkFilterUpTo measures the pk ≤ pos filter on a buffered upstream chunk.
+func BenchmarkFilterUpTo(b *testing.B) {
+	const n = 1024
+	ops := make([]stream.Op, n)
+	keys := make([]int64, n)
+	for i := range keys {
+		keys[i] = int64(i * 7 % n)
+	}
+	pos := []row.Datum{row.I64(n / 2)}
+	c := chunkOf(ops, keys)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		c.Vis = nil
+		FilterUpTo(c, &kv, pos)
+	}
+	if got := c.Cardinality(); got != n/2+1 {
+		b.Fatalf("%d rows visible, want %d", got, n/2+1)
+	}
+	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// BenchmarkPersistState measures writing one actor's state rows at a barrier: one row
+// per owned vnode, as the merged scan does.
+func BenchmarkPersistState(b *testing.B) {
+	for _, vnodes := range []int{1, 128, 256} {
+		b.Run(fmt.Sprint("vnodes=", vnodes), func(b *testing.B) {
+			db, _ := testDB(b, 1, 1)
+			e, err := NewExecutor(Config{Vnodes: allVnodes(vnodes), Schema: &kv, VnodeCount: 256, ChunkSize: 1, Persist: true}, Env{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			e.state = db.NewBatch()
+			defer e.state.Close()
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				// A new position each time, so every call writes.
+				e.pos = []row.Datum{row.I64(int64(i))}
+				e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, nil)
+				if err := e.persist(); err != nil {
+					b.Fatal(err)
+				}
+				if e.state.Len() > 1<<20 {
+					e.state.Reset()
+				}
+			}
+			b.ReportMetric(float64(e.part.StateBytes)/float64(b.N), "state-B/op")
+		})
+	}
 }
 
 // scanMerged returns the pks and the second column of every row of a merged scan,
 // checking that they come in pk order.
 func scanMerged(t *testing.T, snap *pebble.Snapshot, ov *storage.Writes, vnodes []uint16, after []byte) ([]int64, []string) {
 	t.Helper()
-	m, err := NewMergeIter(snap, ov, storage.TableUpstream, vnodes, after)
+	m, err := scaniter.NewMergeIter(snap, ov, storage.TableUpstream, vnodes, after)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +294,7 @@ func TestScanOverlay(t *testing.T) {
 		for i := range afters {
 			afters[i] = after
 		}
-		m, err := NewVnodeIter(snap, ov, storage.TableUpstream, allVnodes(vnodes), afters, make([]bool, vnodes))
+		m, err := scaniter.NewVnodeIter(snap, ov, storage.TableUpstream, allVnodes(vnodes), afters, make([]bool, vnodes))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -251,194 +315,5 @@ func TestScanOverlay(t *testing.T) {
 		if !slices.Equal(perVnode, wantKeys) {
 			t.Fatalf("round %d: per-vnode scan returned %d keys, want %d", round, len(perVnode), len(wantKeys))
 		}
-	}
-}
-
-func TestMergeIterOrderAndResume(t *testing.T) {
-	for _, vnodes := range []int{1, 2, 3, 7, 256} {
-		t.Run(fmt.Sprint("vnodes=", vnodes), func(t *testing.T) {
-			db, keys := testDB(t, 2000, vnodes)
-			snap := db.NewSnapshot()
-			defer snap.Close()
-			if got := scanAll(t, snap, allVnodes(vnodes), nil); !slices.Equal(got, keys) {
-				t.Fatalf("merged scan returned %d keys, want the %d sorted keys", len(got), len(keys))
-			}
-			// Resuming after a position returns exactly the keys above it, whether or
-			// not the position itself exists.
-			for _, pos := range []int64{keys[0], keys[999], keys[999] + 1, keys[len(keys)-1], -1 << 40} {
-				after := memcmp.AppendKey(nil, []row.Datum{row.I64(pos)}, nil)
-				i, _ := slices.BinarySearch(keys, pos+1)
-				if got := scanAll(t, snap, allVnodes(vnodes), after); !slices.Equal(got, keys[i:]) {
-					t.Errorf("after %d: got %d keys, want %d", pos, len(got), len(keys)-i)
-				}
-			}
-		})
-	}
-}
-
-// TestVnodeIter: the per-vnode scan returns each vnode's rows in pk order, takes the
-// vnodes in turn, resumes each after its own position, skips done vnodes, and reports
-// each vnode once when its rows run out.
-func TestVnodeIter(t *testing.T) {
-	const vnodes = 7
-	db, keys := testDB(t, 500, vnodes)
-	snap := db.NewSnapshot()
-	defer snap.Close()
-	vn := storage.NewVnoder(&kv, vnodes)
-	want := make([][]int64, vnodes) // each vnode's keys, sorted
-	for _, k := range keys {
-		v := vn.Of(row.Row{row.I64(k), row.Str("")})
-		want[v] = append(want[v], k)
-	}
-	after := make([][]byte, vnodes)
-	done := make([]bool, vnodes)
-	done[2] = true                                                          // completed: not scanned
-	after[3] = memcmp.AppendKey(nil, []row.Datum{row.I64(want[3][9])}, nil) // resumes after its 10th key
-	after[4] = memcmp.AppendKey(nil, []row.Datum{row.I64(1 << 40)}, nil)    // past its last key: ends at once
-	m, err := NewVnodeIter(snap, nil, storage.TableUpstream, allVnodes(vnodes), after, done)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	got := make([][]int64, vnodes)
-	var order []uint16
-	exhausted := map[int]int{}
-	for _, i := range m.Exhausted() {
-		exhausted[i]++
-	}
-	for {
-		k, v, ok := m.Next()
-		for _, i := range m.Exhausted() {
-			exhausted[i]++
-		}
-		if !ok {
-			break
-		}
-		r, err := row.DecodeValue(nil, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vnode := storage.KeyVnode(k)
-		got[vnode] = append(got[vnode], r[0].I)
-		order = append(order, vnode)
-	}
-	if err := m.Err(); err != nil {
-		t.Fatal(err)
-	}
-	want[2], want[3], want[4] = nil, want[3][10:], nil
-	for v := range vnodes {
-		if !slices.Equal(got[v], want[v]) {
-			t.Errorf("vnode %d: got %d keys, want %d", v, len(got[v]), len(want[v]))
-		}
-		if n := exhausted[v]; v == 2 && n != 0 || v != 2 && n != 1 {
-			t.Errorf("vnode %d reported exhausted %d times", v, n)
-		}
-	}
-	// Interleaved: the first rows come one from each live vnode in turn.
-	if wantStart := []uint16{0, 1, 3, 5, 6, 0, 1}; !slices.Equal(order[:len(wantStart)], wantStart) {
-		t.Errorf("scan order starts %v, want %v", order[:len(wantStart)], wantStart)
-	}
-}
-
-func TestStateRoundTrip(t *testing.T) {
-	for _, st := range []VnodeState{
-		{Vnode: 3, Pos: nil, Finished: false, RowCount: 0},
-		{Vnode: 65535, Pos: []row.Datum{row.I64(-9), row.Str("a\x00")}, Finished: true, RowCount: 1 << 40},
-	} {
-		pkLen := 2
-		got, err := DecodeState(AppendStateValue(nil, st, pkLen), pkLen)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.Vnode != st.Vnode || got.Finished != st.Finished || got.RowCount != st.RowCount || !slices.Equal(got.Pos, st.Pos) {
-			t.Errorf("got %+v, want %+v", got, st)
-		}
-	}
-	if _, err := DecodeState(AppendStateValue(nil, VnodeState{}, 1), 2); err == nil {
-		t.Error("decoding with the wrong pk length: no error")
-	}
-}
-
-// BenchmarkMergeIter measures the hot merge path: a full merged scan over vnodes of a
-// table the size of the default job's (1M rows), read from sstables as a job reads
-// it. Smaller tables stay in cache and hide what stepping many iterators costs.
-func BenchmarkMergeIter(b *testing.B) {
-	for _, vnodes := range []int{1, 16, 128, 256} {
-		b.Run(fmt.Sprint("vnodes=", vnodes), func(b *testing.B) {
-			db, keys := testDB(b, 1_000_000, vnodes)
-			if err := db.Flush(); err != nil {
-				b.Fatal(err)
-			}
-			snap := db.NewSnapshot()
-			defer snap.Close()
-			b.ResetTimer()
-			rows := 0
-			for i := 0; i < b.N; i++ {
-				m, err := NewMergeIter(snap, nil, storage.TableUpstream, allVnodes(vnodes), nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				for _, _, ok := m.Next(); ok; _, _, ok = m.Next() {
-					rows++
-				}
-				if err := m.Close(); err != nil {
-					b.Fatal(err)
-				}
-			}
-			if rows != b.N*len(keys) {
-				b.Fatalf("scanned %d rows, want %d", rows, b.N*len(keys))
-			}
-			b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
-		})
-	}
-}
-
-// BenchmarkFilterUpTo measures the pk ≤ pos filter on a buffered upstream chunk.
-func BenchmarkFilterUpTo(b *testing.B) {
-	const n = 1024
-	ops := make([]stream.Op, n)
-	keys := make([]int64, n)
-	for i := range keys {
-		keys[i] = int64(i * 7 % n)
-	}
-	pos := []row.Datum{row.I64(n / 2)}
-	c := chunkOf(ops, keys)
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		c.Vis = nil
-		FilterUpTo(c, &kv, pos)
-	}
-	if got := c.Cardinality(); got != n/2+1 {
-		b.Fatalf("%d rows visible, want %d", got, n/2+1)
-	}
-	b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "rows/s")
-}
-
-// BenchmarkPersistState measures writing one actor's state rows at a barrier: one row
-// per owned vnode, as the merged scan does.
-func BenchmarkPersistState(b *testing.B) {
-	for _, vnodes := range []int{1, 128, 256} {
-		b.Run(fmt.Sprint("vnodes=", vnodes), func(b *testing.B) {
-			db, _ := testDB(b, 1, 1)
-			e, err := NewExecutor(Config{Vnodes: allVnodes(vnodes), Schema: &kv, VnodeCount: 256, ChunkSize: 1, Persist: true}, Env{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			e.state = db.NewBatch()
-			defer e.state.Close()
-			b.ReportAllocs()
-			for i := 0; i < b.N; i++ {
-				// A new position each time, so every call writes.
-				e.pos = []row.Datum{row.I64(int64(i))}
-				e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, nil)
-				if err := e.persist(); err != nil {
-					b.Fatal(err)
-				}
-				if e.state.Len() > 1<<20 {
-					e.state.Reset()
-				}
-			}
-			b.ReportMetric(float64(e.part.StateBytes)/float64(b.N), "state-B/op")
-		})
 	}
 }

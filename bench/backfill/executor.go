@@ -11,7 +11,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/backfill-bench/backfill-bench/bench/memcmp"
+	"github.com/backfill-bench/backfill-bench/bench/ratelimit"
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
@@ -161,7 +163,7 @@ type Executor struct {
 	env Env
 
 	scan  rowScan
-	vscan *VnodeIter // scan, when per-vnode
+	vscan *scaniter.VnodeIter // scan, when per-vnode
 	snap  *storage.EpochSnapshot
 	full  bool // the epoch's EpochRows are read: the scan waits for the barrier
 
@@ -204,7 +206,7 @@ type Executor struct {
 	mv     *epochWrites
 	state  *pebble.Batch
 	part   Part
-	limit  *Limiter // the snapshot rate limit, kept across scan reopens
+	limit  *ratelimit.Limiter // the snapshot rate limit, kept across scan reopens
 	vnoder *storage.Vnoder
 	keyBuf []byte
 	valBuf []byte
@@ -230,7 +232,7 @@ func NewExecutor(cfg Config, env Env) (*Executor, error) {
 		snapChunk: stream.NewChunk(cfg.ChunkSize),
 		snapSlab:  make([]row.Datum, 0, cfg.ChunkSize*cols),
 		vnoder:    storage.NewVnoder(cfg.Schema, cfg.VnodeCount),
-		limit:     NewLimiter(cfg.RateLimit, cfg.ChunkSize),
+		limit:     ratelimit.NewLimiter(cfg.RateLimit, cfg.ChunkSize),
 	}
 	if err := e.resume(); err != nil {
 		return nil, err
@@ -376,13 +378,13 @@ func (e *Executor) openScan(epoch uint64) error {
 	e.snap, ov = e.readView(epoch)
 	var err error
 	if e.cfg.Scan == PerVnode {
-		e.vscan, err = NewVnodeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
+		e.vscan, err = scaniter.NewVnodeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
 		if err == nil {
 			e.scan = e.vscan
 			e.markCompleted()
 		}
 	} else {
-		e.scan, err = NewMergeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
+		e.scan, err = scaniter.NewMergeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
 	}
 	if err != nil {
 		return fmt.Errorf("backfill: actor %d: open scan at epoch %d (%s read of snapshot %d): %w", e.cfg.Actor, epoch, e.cfg.Read, e.snap.Epoch, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
@@ -42,7 +43,7 @@ func (e *Executor) openSnapshotIters() error {
 		e.scan.Close()
 	}
 	var err error
-	e.vscan, err = NewVnodeIter(e.snap.Snap, nil, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
+	e.vscan, err = scaniter.NewVnodeIter(e.snap.Snap, nil, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
 	if err != nil {
 		e.scan, e.vscan = nil, nil
 		return fmt.Errorf("backfill: actor %d: open the snapshot scan of epoch %d: %w", e.cfg.Actor, e.snap.Epoch, err)

@@ -45,8 +45,8 @@ func jobStep(bench, workload, scan string) step {
 // that do not depend on the clock (time-driven ones flake on a loaded machine,
 // which would pass for a catch), and ordinary jobs.
 var steps = []step{
-	{"go test ./bench/backfill", []string{"test", "-count=1", "./bench/backfill"}},
-	{"go test ./bench/pipeline (work-driven)", []string{"test", "-count=1", "-run", "TestProgressCheckCatches|TestCompositeKeyWorkloadEveryScan|TestWorkDrivenCadenceIsDeterministic", "./bench/pipeline"}},
+	{"go test ./bench/backfill ./bench/scaniter ./bench/progresscheck", []string{"test", "-count=1", "./bench/backfill", "./bench/scaniter", "./bench/progresscheck"}},
+	{"go test ./bench/pipeline (work-driven)", []string{"test", "-count=1", "-run", "TestProgressCheckCatchesSnapshotJob|TestCompositeKeyWorkloadEveryScan|TestWorkDrivenCadenceIsDeterministic", "./bench/pipeline"}},
 	jobStep("BenchmarkBackfill", "narrow", "merged"),
 	jobStep("BenchmarkBackfill", "narrow", "per-vnode"),
 	jobStep("BenchmarkBackfill", "groups", "merged"),

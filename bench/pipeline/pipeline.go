@@ -21,10 +21,12 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/progresscheck"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
@@ -69,8 +71,9 @@ type Config struct {
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
 	OnEvent func(Event)
-	// RecordEpochs, if set, records every epoch batch the job commits, for Replay.
-	RecordEpochs *EpochLog
+	// RecordEpochs, if set, records every epoch batch the job commits, for
+	// baseline.Replay (a baseline.EpochLog).
+	RecordEpochs EpochRecorder
 
 	FS           vfs.FS // nil: a fresh in-memory FS
 	Dir          string // DB directory in FS (default "/db")
@@ -390,6 +393,12 @@ func (r *Result) Persist() PersistBytes {
 	return PersistBytes{Logical: r.Logical.State, WAL: share(meterfs.WAL), Flush: share(meterfs.Flush), Compaction: share(meterfs.Compaction)}
 }
 
+// EpochRecorder records the epoch batches a job commits: each batch's contents
+// (copied before Add returns), whether it synced, and the rows its epoch processed.
+type EpochRecorder interface {
+	Add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error
+}
+
 // Job is a prepared job: A is loaded and settled.
 type Job struct {
 	cfg   Config
@@ -409,7 +418,7 @@ type Job struct {
 	mvRows    int64
 	reopen    time.Duration
 
-	progress *progressCheck // of the run (progress_check.go)
+	progress *progresscheck.Check // of the run
 	// Tests only: edits each part an actor delivers, as an executor bug would.
 	alterPart func(*backfill.Part)
 }
@@ -499,7 +508,7 @@ func (j *Job) recover(ctx context.Context) error {
 func countMV(s *storage.Store) (int64, error) {
 	snap := s.Latest()
 	defer snap.Release()
-	return countTable(snap.Snap, storage.TableMV)
+	return verify.Count(snap.Snap, storage.TableMV)
 }
 
 // open opens (create: or creates) the DB of cfg and readies the source.
@@ -543,7 +552,7 @@ func open(cfg Config, create bool) (*Job, error) {
 		Mix:             mix, Keys: wl, Burst: burst, Front: cfg.FrontLoaded,
 		ChunkSize: cfg.ChunkSize, VnodeCount: cfg.Vnodes, Par: cfg.Par,
 		LastChangeEpoch: lastChangeEpoch(cfg.ChangeEpochs),
-		Positions:       func(dst [][]row.Datum) ([][]row.Datum, int) { return j.progress.positions(dst) },
+		Positions:       func(dst [][]row.Datum) ([][]row.Datum, int) { return j.progress.Positions(dst) },
 	})
 	if err != nil {
 		store.Close()
@@ -591,6 +600,30 @@ func (j *Job) loadA(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// newProgressCheck starts the progress check of the job's run.
+func (j *Job) newProgressCheck() (*progresscheck.Check, error) {
+	return progresscheck.New(progresscheck.Config{Schema: j.wl.Schema(), Scan: j.cfg.Scan, Persist: j.cfg.Persist,
+		Par: j.cfg.Par, Vnodes: j.cfg.Vnodes, Resume: j.resume, Store: j.store})
+}
+
+// Claim marks the job as run, for a run other than Run (the baselines: the same
+// prepared DB, once), and returns its result holding the load time.
+func (j *Job) Claim() (*Result, error) {
+	if j.ran {
+		return nil, errors.New("pipeline: a job runs once; Prepare another")
+	}
+	j.ran = true
+	return &Result{Load: j.load}, nil
+}
+
+// CPU is the CPU time the process has used, less offloaded compactions' (as
+// Result.CPU counts it).
+func (j *Job) CPU() time.Duration { return jobCPU(j.store) }
+
+// Settle flushes what the job left in the memtable and waits (bounded) for the
+// compactions it causes (see settle). Untimed.
+func (j *Job) Settle() error { return j.settle() }
+
 // settle flushes what the job left in the memtable and waits (bounded) for the
 // compactions it causes, so that physical bytes count everything the job's writes
 // cost, not only the WAL. Untimed.
@@ -636,6 +669,18 @@ func (j *Job) Store() *storage.Store { return j.store }
 
 // Schema returns the schema of the job's tables.
 func (j *Job) Schema() *row.Schema { return j.wl.Schema() }
+
+// VerifyProgress checks, at the committed epoch of the job's DB, that B holds
+// exactly the rows of A its persisted backfill state says were emitted
+// (verify.Progress). It is checked after every crash.
+func (j *Job) VerifyProgress() error {
+	snap := j.store.Latest()
+	defer snap.Release()
+	if err := verify.Progress(snap, j.wl.Schema(), j.cfg.Vnodes); err != nil {
+		return fmt.Errorf("pipeline: %w", err)
+	}
+	return nil
+}
 
 // Config returns the job's configuration with defaults filled in.
 func (j *Job) Config() Config { return j.cfg }
@@ -683,11 +728,11 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
 	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
-	if j.progress, err = newProgressCheck(j); err != nil {
-		return nil, err
+	if j.progress, err = j.newProgressCheck(); err != nil {
+		return nil, fmt.Errorf("pipeline: %w", err)
 	}
 	col.progress = j.progress
-	j.progress.alter = j.alterPart
+	j.progress.Alter = j.alterPart
 	col.window = win
 	col.lastLSM = j.store.LSM()              // stalls before the job (loading A) are not its epochs'
 	var snapshotRows, firstEmit atomic.Int64 // firstEmit: ns after start, 0 until a row is emitted
@@ -783,9 +828,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
-		}, j.progress.hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
+		}, j.progress.Hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
 		if err != nil {
-			j.progress.release() // the collector, which would, has not started
+			j.progress.Release() // the collector, which would, has not started
 			return nil, fmt.Errorf("pipeline: %w", err)
 		}
 		wg.Add(1)
@@ -832,7 +877,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 
 	snap := j.store.Latest()
 	defer snap.Release()
-	rows, err := VerifyMV(snap.Snap, j.wl.Schema())
+	rows, err := verify.MV(snap.Snap, j.wl.Schema())
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 	}
@@ -842,10 +887,10 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	res.MVRows = rows
 	if cfg.Persist {
 		// Rows read before a recovery count too.
-		if err := VerifyState(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
+		if err := verify.State(snap.Snap, j.wl.Schema(), cfg.Vnodes, res.SnapshotRows+j.Resumed()); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
-		if err := j.progress.final(snap.Snap); err != nil {
+		if err := j.progress.Final(snap.Snap); err != nil {
 			return nil, fmt.Errorf("pipeline: epoch %d: %w", snap.Epoch, err)
 		}
 	}
@@ -906,9 +951,9 @@ type collector struct {
 	finalEpoch  uint64
 	finalCommit time.Time
 	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
-	record      *EpochLog     // nil: not recording
+	record      EpochRecorder // nil: not recording
 	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
-	progress    *progressCheck
+	progress    *progresscheck.Check
 
 	window *callgrind.Window // the job's callgrind window: closed at the final commit
 }
@@ -978,7 +1023,7 @@ func (c *collector) ready(e uint64, pe *pending) bool {
 func (c *collector) run(ctx context.Context) error {
 	byEpoch := map[uint64]*pending{}
 	defer func() {
-		c.progress.release()
+		c.progress.Release()
 		for _, p := range byEpoch {
 			if p.source != nil {
 				p.source.Batch.Close()
@@ -1161,7 +1206,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 		c.onEvent(ev)
 	}
 	if c.progress != nil {
-		if err := c.progress.commit(c.store, epoch, pe.actors); err != nil {
+		if err := c.progress.Commit(c.store, epoch, pe.actors); err != nil {
 			return false, err
 		}
 	}
@@ -1175,7 +1220,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
 	if c.record != nil {
-		if err := c.record.add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+		if err := c.record.Add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
 			b.Close()
 			return false, err
 		}

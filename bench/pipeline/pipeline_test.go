@@ -18,6 +18,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -201,7 +202,7 @@ func checkStateRows(t *testing.T, j *Job, res *Result) {
 	t.Helper()
 	snap := j.Store().Latest()
 	defer snap.Release()
-	if err := VerifyState(snap.Snap, j.Schema(), j.Config().Vnodes, res.SnapshotRows); err != nil {
+	if err := verify.State(snap.Snap, j.Schema(), j.Config().Vnodes, res.SnapshotRows); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -269,10 +270,10 @@ func TestVerifyMVNamesFirstDifference(t *testing.T) {
 			defer b.Close()
 			tt.edit(b, r, vn)
 			// Read through the uncommitted batch on top of the DB.
-			if _, err := VerifyMV(b, s); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), wantKey) {
+			if _, err := verify.MV(b, s); err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), wantKey) {
 				t.Errorf("error = %v, want one containing %q and %q", err, tt.want, wantKey)
 			}
-			if _, err := VerifyMV(db, s); err != nil {
+			if _, err := verify.MV(db, s); err != nil {
 				t.Errorf("untouched DB: %v", err)
 			}
 		})
@@ -381,10 +382,10 @@ func TestVerifyStateCatchesWrongState(t *testing.T) {
 	s := j.Schema()
 	snap := j.Store().Latest()
 	defer snap.Release()
-	if err := VerifyState(snap.Snap, s, 16, res.SnapshotRows+1); err == nil || !strings.Contains(err.Error(), "count") {
+	if err := verify.State(snap.Snap, s, 16, res.SnapshotRows+1); err == nil || !strings.Contains(err.Error(), "count") {
 		t.Errorf("a miscount: err = %v", err)
 	}
-	if err := VerifyState(snap.Snap, s, 17, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "one per vnode") {
+	if err := verify.State(snap.Snap, s, 17, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "one per vnode") {
 		t.Errorf("a missing row: err = %v", err)
 	}
 	// Rewrite vnode 3's row as unfinished.
@@ -399,7 +400,7 @@ func TestVerifyStateCatchesWrongState(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := VerifyState(j.Store().DB.NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
+	if err := verify.State(j.Store().DB.NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
 		t.Errorf("an unfinished vnode: err = %v", err)
 	}
 }

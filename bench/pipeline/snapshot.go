@@ -373,7 +373,7 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		finished = finished && a.Finished
 	}
 	if c.progress != nil {
-		if err := c.progress.commitCreating(c.store, seq, parts); err != nil {
+		if err := c.progress.CommitCreating(c.store, seq, parts); err != nil {
 			for _, p := range batches {
 				p.Close()
 			}
@@ -401,7 +401,7 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		cj.mu.Lock()
 		up := cj.committed // its epoch numbers go on from the upstream's
 		cj.mu.Unlock()
-		if err := c.record.add(up, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+		if err := c.record.Add(up, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
 			b.Close()
 			return err
 		}
@@ -411,7 +411,7 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		return err
 	}
 	if c.progress != nil {
-		if err := c.progress.committedCreating(c.store, seq); err != nil {
+		if err := c.progress.CommittedCreating(c.store, seq); err != nil {
 			return err
 		}
 	}

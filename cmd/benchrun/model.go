@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
 	"github.com/backfill-bench/backfill-bench/harness/fit"
 )
@@ -50,7 +50,7 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	if *persist != "on" && *persist != "off" {
 		return usageError{errors.New("predict: --persist: want on or off")}
 	}
-	cad, err := contract.ParseCadence(*barrier)
+	cad, err := rates.ParseCadence(*barrier)
 	if err != nil {
 		return usageError{fmt.Errorf("predict: --barrier: %w", err)}
 	}

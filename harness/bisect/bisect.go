@@ -18,7 +18,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/comment"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
@@ -49,7 +49,7 @@ const (
 
 // Step is one commit judged against the good one.
 type Step struct {
-	Commit  runner.Commit
+	Commit  testbed.Commit
 	Outcome string
 	Why     string // the verdict's outcome, or why the commit was skipped
 	Dir     string // its comparison in the cache
@@ -59,10 +59,10 @@ type Step struct {
 // Result is what a bisect found: FirstBad, or, when commits that could not
 // be judged hide it, the Candidates it is among; nothing when Bad does not regress.
 type Result struct {
-	Good       runner.Commit
+	Good       testbed.Commit
 	Steps      []Step
-	FirstBad   *runner.Commit
-	Candidates []runner.Commit
+	FirstBad   *testbed.Commit
+	Candidates []testbed.Commit
 }
 
 // ErrInconclusive is returned when the first bad commit cannot be named:
@@ -95,7 +95,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return bad(err)
 	}
 	cfg.Compare.Matrix = m
-	checkout, err := runner.InspectCheckout(ctx, cfg.Compare.Src)
+	checkout, err := testbed.InspectCheckout(ctx, cfg.Compare.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -103,15 +103,15 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Bad == "" {
 		cfg.Bad = "HEAD"
 	}
-	good, err := runner.ResolveCommit(ctx, repo, cfg.Good)
+	good, err := testbed.ResolveCommit(ctx, repo, cfg.Good)
 	if err != nil {
 		return bad(fmt.Errorf("bisect GOOD: %w", err))
 	}
-	badHash, err := runner.ResolveCommit(ctx, repo, cfg.Bad)
+	badHash, err := testbed.ResolveCommit(ctx, repo, cfg.Bad)
 	if err != nil {
 		return bad(fmt.Errorf("bisect BAD: %w", err))
 	}
-	commits, err := runner.CommitsBetween(ctx, repo, good, badHash)
+	commits, err := testbed.CommitsBetween(ctx, repo, good, badHash)
 	if err != nil {
 		return bad(fmt.Errorf("bisect %s %s: %w", cfg.Good, cfg.Bad, err))
 	}
@@ -121,7 +121,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if cfg.Cache == "" {
 		cfg.Cache = filepath.Join(repo, "results", "runs", "bisect-cache")
 	}
-	res := &Result{Good: runner.Commit{Hash: good}}
+	res := &Result{Good: testbed.Commit{Hash: good}}
 	log := cfg.Compare.Log()
 	judgeAt := func(i int) (string, error) {
 		s, err := step(ctx, cfg, good, commits[i])
@@ -129,8 +129,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			return "", err
 		}
 		res.Steps = append(res.Steps, s)
-		log.Info("bisect step", "commit", runner.ShortHash(s.Commit.Hash), "outcome", s.Outcome, "why", s.Why, "cached", s.Cached)
-		fmt.Fprintf(cfg.Compare.Stdout, "%s %s %s (%s)\n", runner.ShortHash(s.Commit.Hash), s.Outcome, s.Commit.Subject, s.Why)
+		log.Info("bisect step", "commit", testbed.ShortHash(s.Commit.Hash), "outcome", s.Outcome, "why", s.Why, "cached", s.Cached)
+		fmt.Fprintf(cfg.Compare.Stdout, "%s %s %s (%s)\n", testbed.ShortHash(s.Commit.Hash), s.Outcome, s.Commit.Subject, s.Why)
 		return s.Outcome, nil
 	}
 	last := len(commits) - 1
@@ -191,8 +191,8 @@ func nextProbe(lo, hi int, skipped map[int]bool) (int, bool) {
 }
 
 // bisectStep compares commit with good, or reads that comparison from the cache.
-func step(ctx context.Context, cfg Config, good string, commit runner.Commit) (Step, error) {
-	dir := filepath.Join(cfg.Cache, commit.Hash, runner.ShortHash(good)+"-"+bisectKey(cfg))
+func step(ctx context.Context, cfg Config, good string, commit testbed.Commit) (Step, error) {
+	dir := filepath.Join(cfg.Cache, commit.Hash, testbed.ShortHash(good)+"-"+bisectKey(cfg))
 	s := Step{Commit: commit, Dir: dir}
 	if why, err := os.ReadFile(filepath.Join(dir, "skip.txt")); err == nil {
 		s.Outcome, s.Why, s.Cached = StepSkip, strings.TrimSpace(string(why)), true
@@ -206,10 +206,10 @@ func step(ctx context.Context, cfg Config, good string, commit runner.Commit) (S
 	c := cfg.Compare
 	c.Base, c.Head, c.Out, c.Force = good, commit.Hash, dir, true
 	c.NoPlots = true
-	c.CommandLine = append(slices.Clip(c.CommandLine), "# step: compare", runner.ShortHash(good), runner.ShortHash(commit.Hash))
+	c.CommandLine = append(slices.Clip(c.CommandLine), "# step: compare", testbed.ShortHash(good), testbed.ShortHash(commit.Hash))
 	c.Stdout = io.Discard
 	v, err := harness.Compare(ctx, c)
-	var build *runner.BuildError
+	var build *testbed.BuildError
 	switch {
 	case errors.As(err, &build) && build.Side == commit.Hash:
 		s.Outcome, s.Why = StepSkip, "does not build: "+firstLine(build.Err.Error())
@@ -218,7 +218,7 @@ func step(ctx context.Context, cfg Config, good string, commit runner.Commit) (S
 		}
 		return s, files.WriteAtomic(filepath.Join(dir, "skip.txt"), []byte(s.Why+"\n"))
 	case err != nil && !errors.Is(err, harness.ErrRegression) && !errors.Is(err, harness.ErrInconclusive):
-		return s, fmt.Errorf("bisect: compare %s %s: %w", runner.ShortHash(good), runner.ShortHash(commit.Hash), err)
+		return s, fmt.Errorf("bisect: compare %s %s: %w", testbed.ShortHash(good), testbed.ShortHash(commit.Hash), err)
 	}
 	s.Outcome, s.Why = stepOutcome(v)
 	return s, nil
@@ -270,7 +270,7 @@ func selectCells(m contract.Matrix, cell string) (contract.Matrix, error) {
 		return m, fmt.Errorf("--cell %q matches none of the matrix's %d cells (set the matrix with the dimension flags, or give a cell's full name)", cell, len(m.Cells()))
 	}
 	var sub contract.Matrix
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		var vals []string
 		for _, c := range picked {
 			if v := c.Only().Get(d); !slices.Contains(vals, v) {

@@ -62,7 +62,7 @@ func syntheticHistory(t *testing.T, dir string, cell contract.Cell, slow, broken
 		return strings.TrimSpace(string(out))
 	}
 	var flags strings.Builder
-	for _, name := range append(append([]string{}, contract.Dimensions...), contract.FlagProfileFile, contract.FlagCrash, contract.FlagTrace) {
+	for _, name := range append(append([]string{}, contract.DimensionNames()...), contract.FlagProfileFile, contract.FlagCrash, contract.FlagTrace) {
 		fmt.Fprintf(&flags, "\tflag.String(%q, \"\", \"\")\n", name)
 	}
 	fmt.Fprintf(&flags, "\tflag.Bool(%q, false, \"\")\n", contract.FlagStartGate)

@@ -72,7 +72,7 @@ func matchesAny(patterns []string, file string) bool {
 
 func formatAdd(add map[string]string) string {
 	var parts []string
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		if v, ok := add[d]; ok {
 			parts = append(parts, d+"="+v)
 		}

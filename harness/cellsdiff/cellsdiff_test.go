@@ -20,7 +20,7 @@ func TestCellsFromDiff(t *testing.T) {
 		notes   int
 	}{
 		{[]string{"README.md", "harness/site.go"}, map[string]string{"scan": "snapshot", "profile": "mem,hummock", "read": "uncommitted"}, 0},
-		{[]string{"bench/backfill/vnodeiter.go"}, map[string]string{"scan": "snapshot,per-vnode", "profile": "mem,hummock"}, 1},
+		{[]string{"bench/scaniter/vnodeiter.go"}, map[string]string{"scan": "snapshot,per-vnode", "profile": "mem,hummock"}, 1},
 		{[]string{"bench/storage/store.go"}, map[string]string{"profile": "mem,hummock,gp3", "read": "uncommitted,checkpoint", "scan": "snapshot,merged"}, 3},
 		{[]string{"workloads/catalog.go", "bench/source/source.go"}, map[string]string{"workload": "narrow,bid,narrow+pk-update"}, 1},
 	} {

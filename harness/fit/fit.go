@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -43,13 +44,8 @@ func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string
 		if !ok {
 			continue
 		}
-		var parts []string // the cell's name without the dimensions the model spans
-		for _, p := range strings.Split(c.Name(), "/") {
-			if !strings.HasPrefix(p, "rows=") && !strings.HasPrefix(p, "barrier=") && !strings.HasPrefix(p, "persist=") && !strings.HasPrefix(p, "vnodes=") {
-				parts = append(parts, p)
-			}
-		}
-		if key := strings.Join(parts, "/"); config == "" {
+		// The cell's name without the dimensions the model spans.
+		if key := c.Without("rows", "barrier", "persist", "vnodes"); config == "" {
 			config = key
 		} else if key != config {
 			return nil, "", &usage.Error{Err: fmt.Errorf("fit: results of two configurations (%s and %s): a model is for one profile, workload, scan and par; fit each apart", config, key)}
@@ -189,7 +185,7 @@ func Predict(w io.Writer, modelPath string, q costmodel.Query, par int) error {
 	if err != nil {
 		return &usage.Error{Err: fmt.Errorf("predict: --model: %w", err)}
 	}
-	if par > 0 && !slices.Contains(strings.Split(mf.Config, "/"), fmt.Sprintf("par=%d", par)) {
+	if par > 0 && !slices.Contains(contract.Fields(mf.Config), contract.Field{Dim: "par", Value: strconv.Itoa(par)}) {
 		return &usage.Error{Err: fmt.Errorf("predict: --par %d: the model is of %s; fit results of par=%d to predict it (the cost does not scale with actors beyond the cores: see the sweep's par cells)", par, mf.Config, par)}
 	}
 	p, err := mf.Model.Predict(q)

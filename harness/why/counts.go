@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
@@ -48,7 +48,7 @@ func meanFunctions(traces []string, cell string) (map[string]float64, error) {
 	sum := map[string]float64{}
 	jobs := 0
 	for _, tr := range traces {
-		ts, err := contract.ReadTraceFile(tr)
+		ts, err := jobtrace.ReadTraceFile(tr)
 		if err != nil || len(ts) == 0 || ts[0].Cell != cell {
 			continue
 		}

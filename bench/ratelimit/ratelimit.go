@@ -1,4 +1,5 @@
-package backfill
+// Package ratelimit is the backfill's snapshot rate limit (a GCRA bucket per actor).
+package ratelimit
 
 import (
 	"math"

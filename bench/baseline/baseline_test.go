@@ -1,4 +1,4 @@
-package pipeline
+package baseline
 
 import (
 	"context"
@@ -12,10 +12,11 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
+	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 )
 
 // recordJob runs a backfill of cfg that records its epoch batches, and returns the log.
-func recordJob(t *testing.T, cfg Config) (*EpochLog, *Result) {
+func recordJob(t *testing.T, cfg pipeline.Config) (*EpochLog, *pipeline.Result) {
 	t.Helper()
 	log, err := NewEpochLog(t.TempDir())
 	if err != nil {
@@ -27,15 +28,15 @@ func recordJob(t *testing.T, cfg Config) (*EpochLog, *Result) {
 	return log, res
 }
 
-func replay(cfg Config, log *EpochLog) (*Result, error) {
-	j, err := Prepare(context.Background(), cfg)
+func replay(cfg pipeline.Config, log *EpochLog) (*pipeline.Result, error) {
+	j, err := pipeline.Prepare(context.Background(), cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer j.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return j.Replay(ctx, log)
+	return Replay(ctx, j, log)
 }
 
 // TestReplayCommitsTheBackfillsBatches: the replay commits exactly the backfill's
@@ -104,7 +105,7 @@ func TestReplayVerifies(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i != 1 {
-			short.add(binary.BigEndian.Uint64(h[:8]), h[8] == 1, repr, 0, 0)
+			short.Add(binary.BigEndian.Uint64(h[:8]), h[8] == 1, repr, 0, 0)
 		}
 	}
 	cfg.RecordEpochs = nil
@@ -123,7 +124,7 @@ func TestEpochLogRemovesItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := log.f.Name()
-	if err := log.add(1, true, []byte("x"), 1, 0); err != nil {
+	if err := log.Add(1, true, []byte("x"), 1, 0); err != nil {
 		t.Fatal(err)
 	}
 	if err := log.Close(); err != nil {
@@ -145,23 +146,56 @@ func TestScanOnlyReadsEveryRow(t *testing.T) {
 				if cfg.Scan, err = backfill.ParseScan(scan); err != nil {
 					t.Fatal(err)
 				}
-				j, err := Prepare(context.Background(), cfg)
+				j, err := pipeline.Prepare(context.Background(), cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer j.Close()
-				before := j.store.FS.Stats()
-				res, err := j.ScanOnly(context.Background())
+				before := j.Store().FS.Stats()
+				res, err := ScanOnly(context.Background(), j)
 				if err != nil {
 					t.Fatal(err)
 				}
 				if res.SnapshotRows != 2500 {
 					t.Errorf("scan-only read %d rows, want 2500", res.SnapshotRows)
 				}
-				if w := j.store.FS.Stats().Sub(before).TotalBytes(); w != 0 {
+				if w := j.Store().FS.Stats().Sub(before).TotalBytes(); w != 0 {
 					t.Errorf("scan-only wrote %d bytes", w)
 				}
 			})
 		}
 	}
+}
+
+// smallJob is a small time-driven job (as bench/pipeline's tests make them).
+func smallJob(rows int64, par, vnodes int, persist bool, seed uint64) pipeline.Config {
+	cfg := pipeline.Default()
+	cfg.Rows = rows
+	cfg.Par = par
+	cfg.Vnodes = vnodes
+	cfg.Persist = persist
+	cfg.Seed = seed
+	cfg.BarrierInterval = raceSlowdown * (10*time.Millisecond + time.Duration(vnodes/par)*100*time.Microsecond)
+	cfg.ChangesPerSecond = 5_000 / raceSlowdown
+	cfg.ChunkSize = 64
+	cfg.SnapshotRateLimit = 30_000 / float64(par) / raceSlowdown
+	cfg.ChangeEpochs = 30
+	cfg.SettleWait = 100 * time.Millisecond
+	return cfg
+}
+
+func runJob(t *testing.T, cfg pipeline.Config) (*pipeline.Result, *pipeline.Job) {
+	t.Helper()
+	j, err := pipeline.Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := j.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, j
 }

@@ -1,4 +1,4 @@
-package pipeline
+package baseline
 
 import (
 	"bufio"
@@ -11,16 +11,17 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 // EpochLog holds the epoch batches a backfill job committed (each batch's contents
 // and whether it synced), spilled to a temporary file: at 10⁷ rows they are
-// gigabytes. Set Config.RecordEpochs to one to record a job's batches; Job.Replay
+// gigabytes. Set Config.RecordEpochs to one to record a job's batches; Replay
 // commits them again without the executor.
 type EpochLog struct {
 	f      *os.File
@@ -39,14 +40,14 @@ const epochLogHeader = 13
 func NewEpochLog(dir string) (*EpochLog, error) {
 	f, err := os.CreateTemp(dir, "epochs-*.log")
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: epoch log: %w (set TMPDIR to a directory with room for the job's batches)", err)
+		return nil, fmt.Errorf("baseline: epoch log: %w (set TMPDIR to a directory with room for the job's batches)", err)
 	}
 	return &EpochLog{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-// add appends one committed epoch batch, whose epoch processed the rows given;
+// Add appends one committed epoch batch, whose epoch processed the rows given;
 // repr is copied out before it returns.
-func (l *EpochLog) add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error {
+func (l *EpochLog) Add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error {
 	var h [epochLogHeader]byte
 	binary.BigEndian.PutUint64(h[:8], epoch)
 	if checkpoint {
@@ -54,10 +55,10 @@ func (l *EpochLog) add(epoch uint64, checkpoint bool, repr []byte, snapshotRows,
 	}
 	binary.BigEndian.PutUint32(h[9:], uint32(len(repr)))
 	if _, err := l.w.Write(h[:]); err != nil {
-		return fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+		return fmt.Errorf("baseline: epoch log %s: %w", l.f.Name(), err)
 	}
 	if _, err := l.w.Write(repr); err != nil {
-		return fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+		return fmt.Errorf("baseline: epoch log %s: %w", l.f.Name(), err)
 	}
 	l.epochs++
 	l.bytes += int64(len(repr))
@@ -78,10 +79,10 @@ func (l *EpochLog) Close() error {
 // reader rewinds the log and reads it from the start.
 func (l *EpochLog) reader() (*bufio.Reader, error) {
 	if err := l.w.Flush(); err != nil {
-		return nil, fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+		return nil, fmt.Errorf("baseline: epoch log %s: %w", l.f.Name(), err)
 	}
 	if _, err := l.f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("pipeline: epoch log %s: %w", l.f.Name(), err)
+		return nil, fmt.Errorf("baseline: epoch log %s: %w", l.f.Name(), err)
 	}
 	return bufio.NewReaderSize(l.f, 1<<20), nil
 }
@@ -94,43 +95,42 @@ func (l *EpochLog) reader() (*bufio.Reader, error) {
 // scan, the merge, the filter, building the batches) and the stream. Backfill ÷
 // replay is then the executor's own overhead. It verifies B == A like Run. A
 // prepared job runs Run, RawCopy, Replay or ScanOnly, once.
-func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
-	if j.ran {
-		return nil, errors.New("pipeline: a job runs once; Prepare another")
+func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Result, error) {
+	res, err := j.Claim()
+	if err != nil {
+		return nil, err
 	}
-	j.ran = true
 	if log.epochs == 0 {
-		return nil, errors.New("pipeline: replay: the epoch log is empty: record a backfill into it first (Config.RecordEpochs)")
+		return nil, errors.New("baseline: replay: the epoch log is empty: record a backfill into it first (Config.RecordEpochs)")
 	}
 	r, err := log.reader()
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Load: j.load}
-	fsStart := j.store.FS.Stats()
-	cpuStart := jobCPU(j.store)
+	fsStart := j.Store().FS.Stats()
+	cpuStart := j.CPU()
 	start := time.Now()
 	var last *storage.Upload // uploads end in commit order: the last ends after all
 	var h [epochLogHeader]byte
 	var epoch uint64
 	for range log.epochs {
 		if _, err := io.ReadFull(r, h[:]); err != nil {
-			return nil, fmt.Errorf("pipeline: replay: epoch log: %w", err)
+			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
 		}
 		epoch = binary.BigEndian.Uint64(h[:8])
 		// The batch owns its contents until it is closed: a fresh slice each time.
 		repr := make([]byte, binary.BigEndian.Uint32(h[9:]))
 		if _, err := io.ReadFull(r, repr); err != nil {
-			return nil, fmt.Errorf("pipeline: replay: epoch log: %w", err)
+			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
 		}
-		b := j.store.DB.NewBatch()
+		b := j.Store().DB.NewBatch()
 		if err := b.SetRepr(repr); err != nil {
 			b.Close()
-			return nil, fmt.Errorf("pipeline: replay: epoch %d: %w", epoch, err)
+			return nil, fmt.Errorf("baseline: replay: epoch %d: %w", epoch, err)
 		}
-		u, err := j.store.CommitEpochAsync(b, epoch, h[8] == 1)
+		u, err := j.Store().CommitEpochAsync(b, epoch, h[8] == 1)
 		if err != nil {
-			return nil, fmt.Errorf("pipeline: replay: %w", err)
+			return nil, fmt.Errorf("baseline: replay: %w", err)
 		}
 		if u != nil {
 			last = u
@@ -145,24 +145,24 @@ func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
-	res.CPU = jobCPU(j.store) - cpuStart
-	fsJob := j.store.FS.Stats()
+	res.CPU = j.CPU() - cpuStart
+	fsJob := j.Store().FS.Stats()
 	res.FS = fsJob.Sub(fsStart)
 	res.FinalEpoch = epoch
 
-	snap := j.store.Latest()
+	snap := j.Store().Latest()
 	defer snap.Release()
-	rows, err := VerifyMV(snap.Snap, j.wl.Schema())
+	rows, err := verify.MV(snap.Snap, j.Schema())
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: replay: epoch %d: %w", snap.Epoch, err)
+		return nil, fmt.Errorf("baseline: replay: epoch %d: %w", snap.Epoch, err)
 	}
 	res.MVRows = rows
 	res.SnapshotRows, res.UpstreamRows = log.snapshotRows, log.upstreamRows
 	res.Logical.MV = log.bytes // the batches' bytes: all of them are the job's writes
-	if err := j.settle(); err != nil {
+	if err := j.Settle(); err != nil {
 		return nil, err
 	}
-	res.Settle = j.store.FS.Stats().Sub(fsJob)
+	res.Settle = j.Store().FS.Stats().Sub(fsJob)
 	return res, nil
 }
 
@@ -171,21 +171,20 @@ func (j *Job) Replay(ctx context.Context, log *EpochLog) (*Result, error) {
 // vnodes, or vnode by vnode, and each row decoded), and writes nothing. Backfill ÷
 // scan-only says how much of a backfill's time its reads are. It checks that the
 // actors together read every row of A.
-func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
-	if j.ran {
-		return nil, errors.New("pipeline: a job runs once; Prepare another")
+func ScanOnly(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
+	res, err := j.Claim()
+	if err != nil {
+		return nil, err
 	}
-	j.ran = true
-	res := &Result{Load: j.load}
-	cpuStart := jobCPU(j.store)
+	cpuStart := j.CPU()
 	start := time.Now()
-	snap := j.store.Latest()
+	snap := j.Store().Latest()
 	defer snap.Release()
-	counts := make([]int64, j.cfg.Par)
-	errs := make([]error, j.cfg.Par)
+	counts := make([]int64, j.Config().Par)
+	errs := make([]error, j.Config().Par)
 	var wg sync.WaitGroup
-	for a := range j.cfg.Par {
-		lo, hi := storage.OwnedVnodes(a, j.cfg.Par, j.cfg.Vnodes)
+	for a := range j.Config().Par {
+		lo, hi := storage.OwnedVnodes(a, j.Config().Par, j.Config().Vnodes)
 		vnodes := make([]uint16, 0, hi-lo)
 		for v := lo; v < hi; v++ {
 			vnodes = append(vnodes, uint16(v))
@@ -198,19 +197,19 @@ func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
 	}
 	wg.Wait()
 	res.Wall = time.Since(start)
-	res.CPU = jobCPU(j.store) - cpuStart
+	res.CPU = j.CPU() - cpuStart
 	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("pipeline: scan-only: %w", err)
+		return nil, fmt.Errorf("baseline: scan-only: %w", err)
 	}
 	for _, n := range counts {
 		res.SnapshotRows += n
 	}
-	rows, err := countTable(snap.Snap, storage.TableUpstream)
+	rows, err := verify.Count(snap.Snap, storage.TableUpstream)
 	if err != nil {
-		return nil, fmt.Errorf("pipeline: scan-only: %w", err)
+		return nil, fmt.Errorf("baseline: scan-only: %w", err)
 	}
 	if rows != res.SnapshotRows {
-		return nil, fmt.Errorf("pipeline: scan-only: the actors read %d rows but A has %d", res.SnapshotRows, rows)
+		return nil, fmt.Errorf("baseline: scan-only: the actors read %d rows but A has %d", res.SnapshotRows, rows)
 	}
 	res.FinalEpoch = snap.Epoch
 	return res, nil
@@ -218,17 +217,17 @@ func (j *Job) ScanOnly(ctx context.Context) (*Result, error) {
 
 // scanActor reads one actor's vnodes of A at snap, decoding every row, and
 // returns how many rows it read.
-func scanActor(ctx context.Context, j *Job, snap *storage.EpochSnapshot, vnodes []uint16) (int64, error) {
+func scanActor(ctx context.Context, j *pipeline.Job, snap *storage.EpochSnapshot, vnodes []uint16) (int64, error) {
 	var it interface {
 		Next() (key, value []byte, ok bool)
 		Err() error
 		Close() error
 	}
 	var err error
-	if j.cfg.Scan == backfill.PerVnode {
-		it, err = backfill.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
+	if j.Config().Scan == backfill.PerVnode {
+		it, err = scaniter.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
 	} else {
-		it, err = backfill.NewMergeIter(snap.Snap, nil, storage.TableUpstream, vnodes, nil)
+		it, err = scaniter.NewMergeIter(snap.Snap, nil, storage.TableUpstream, vnodes, nil)
 	}
 	if err != nil {
 		return 0, err
@@ -251,19 +250,4 @@ func scanActor(ctx context.Context, j *Job, snap *storage.EpochSnapshot, vnodes 
 			}
 		}
 	}
-}
-
-// countTable counts the rows of table t in r.
-func countTable(r Reader, t storage.TableID) (int64, error) {
-	lo, hi := storage.TableBounds(t)
-	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return 0, err
-	}
-	defer it.Close()
-	var n int64
-	for ok := it.First(); ok; ok = it.Next() {
-		n++
-	}
-	return n, it.Error()
 }

@@ -1,4 +1,4 @@
-package backfill
+package scaniter
 
 import (
 	"errors"

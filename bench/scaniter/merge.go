@@ -1,6 +1,6 @@
-// Package backfill is the backfill executor: it scans table A's snapshot while
-// merging A's change stream, and writes the result into the MV table B.
-package backfill
+// Package scaniter holds the backfill's snapshot scans over table A: the merged
+// scan (one pk order over an actor's vnodes) and the per-vnode scan.
+package scaniter
 
 import (
 	"bytes"

@@ -1,4 +1,6 @@
-package pipeline
+// Package verify checks a backfill's result: the MV equals the upstream table, the
+// state table is complete, and B holds what the persisted progress says.
+package verify
 
 import (
 	"bytes"
@@ -14,24 +16,24 @@ import (
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
 
-// Reader is what VerifyMV reads: a snapshot, the DB, or an indexed batch.
+// Reader is what MV reads: a snapshot, the DB, or an indexed batch.
 type Reader interface {
 	NewIter(*pebble.IterOptions) (*pebble.Iterator, error)
 }
 
-// VerifyMV checks that table B equals table A in snap, row for row: the same
+// MV checks that table B equals table A in snap, row for row: the same
 // vnode|pk keys with the same values, and returns the row count. The error names the
 // first differing key.
-func VerifyMV(snap Reader, s *row.Schema) (int64, error) {
+func MV(snap Reader, s *row.Schema) (int64, error) {
 	extrawork.Verify()
-	return compareTables(snap, s, storage.TableUpstream, span{}, storage.TableMV, span{}, "MV verification", "A", "B")
+	return Tables(snap, s, storage.TableUpstream, Span{}, storage.TableMV, Span{}, "MV verification", "A", "B")
 }
 
-// VerifyState checks the state table of a persist=on job that has finished: one
+// State checks the state table of a persist=on job that has finished: one
 // row per vnode, each finished, their row counts summing to rows (the snapshot rows
 // read, over every run of the job). A job reports nothing unless its state is right,
 // as it reports nothing unless B equals A.
-func VerifyState(snap *pebble.Snapshot, s *row.Schema, vnodes int, rows int64) error {
+func State(snap *pebble.Snapshot, s *row.Schema, vnodes int, rows int64) error {
 	states, err := backfill.ReadStates(snap, len(s.PK))
 	if err != nil {
 		return fmt.Errorf("state verification: %w", err)
@@ -55,19 +57,16 @@ func VerifyState(snap *pebble.Snapshot, s *row.Schema, vnodes int, rows int64) e
 	return nil
 }
 
-// VerifyProgress checks, at the committed epoch of a job's DB, that B holds exactly
+// Progress checks, at snap (a job's committed epoch), that B holds exactly
 // the rows of A that the persisted backfill state says were emitted: in each vnode
 // those with pk ≤ its position, all of them once it is finished, none before it has
 // a position. It is what a recovery relies on, so it is checked after every crash.
-func (j *Job) VerifyProgress() error {
-	snap := j.store.Latest()
-	defer snap.Release()
-	s := j.wl.Schema()
+func Progress(snap *storage.EpochSnapshot, s *row.Schema, vnodes int) error {
 	states, err := backfill.ReadStates(snap.Snap, len(s.PK))
 	if err != nil {
-		return fmt.Errorf("pipeline: epoch %d: read the backfill state: %w", snap.Epoch, err)
+		return fmt.Errorf("epoch %d: read the backfill state: %w", snap.Epoch, err)
 	}
-	byVnode := make([]*backfill.VnodeState, j.cfg.Vnodes)
+	byVnode := make([]*backfill.VnodeState, vnodes)
 	for i := range states {
 		if v := int(states[i].Vnode); v < len(byVnode) {
 			byVnode[v] = &states[i]
@@ -75,46 +74,46 @@ func (j *Job) VerifyProgress() error {
 	}
 	check := fmt.Sprintf("progress check at epoch %d", snap.Epoch)
 	for v := range byVnode {
-		vnode := span{lo: binary.BigEndian.AppendUint16(nil, uint16(v))} // all its rows
+		vnode := Span{Lo: binary.BigEndian.AppendUint16(nil, uint16(v))} // all its rows
 		if v+1 < 1<<16 {
-			vnode.hi = binary.BigEndian.AppendUint16(nil, uint16(v+1))
+			vnode.Hi = binary.BigEndian.AppendUint16(nil, uint16(v+1))
 		}
-		emitted := span{lo: vnode.lo, hi: vnode.lo} // none
+		emitted := Span{Lo: vnode.Lo, Hi: vnode.Lo} // none
 		switch st := byVnode[v]; {
 		case st != nil && st.Finished:
 			emitted = vnode
 		case st != nil && st.Pos != nil:
-			emitted.hi = append(memcmp.AppendKey(bytes.Clone(vnode.lo), st.Pos, s.PKDesc), 0) // just above pos
+			emitted.Hi = append(memcmp.AppendKey(bytes.Clone(vnode.Lo), st.Pos, s.PKDesc), 0) // just above pos
 		}
-		if _, err := compareTables(snap.Snap, s, storage.TableUpstream, emitted, storage.TableMV, vnode, check, "A up to the persisted position", "B"); err != nil {
-			return fmt.Errorf("pipeline: %w", err)
+		if _, err := Tables(snap.Snap, s, storage.TableUpstream, emitted, storage.TableMV, vnode, check, "A up to the persisted position", "B"); err != nil {
+			return err
 		}
 	}
-	if j.cfg.Vnodes < 1<<16 { // and nothing in vnodes the job does not have
-		beyond := span{lo: binary.BigEndian.AppendUint16(nil, uint16(j.cfg.Vnodes))}
-		if _, err := compareTables(snap.Snap, s, storage.TableUpstream, beyond, storage.TableMV, beyond, check, "A", "B"); err != nil {
-			return fmt.Errorf("pipeline: %w", err)
+	if vnodes < 1<<16 { // and nothing in vnodes the job does not have
+		beyond := Span{Lo: binary.BigEndian.AppendUint16(nil, uint16(vnodes))}
+		if _, err := Tables(snap.Snap, s, storage.TableUpstream, beyond, storage.TableMV, beyond, check, "A", "B"); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// span is a range of keys after the table id, [lo, hi); hi nil: to the table's end.
-type span struct{ lo, hi []byte }
+// Span is a range of keys after the table id, [lo, hi); hi nil: to the table's end.
+type Span struct{ Lo, Hi []byte }
 
-func (sp span) iterOptions(t storage.TableID) *pebble.IterOptions {
+func (sp Span) iterOptions(t storage.TableID) *pebble.IterOptions {
 	tlo, thi := storage.TableBounds(t)
-	o := &pebble.IterOptions{LowerBound: append(tlo[:4:4], sp.lo...), UpperBound: thi}
-	if sp.hi != nil {
-		o.UpperBound = append(tlo[:4:4], sp.hi...)
+	o := &pebble.IterOptions{LowerBound: append(tlo[:4:4], sp.Lo...), UpperBound: thi}
+	if sp.Hi != nil {
+		o.UpperBound = append(tlo[:4:4], sp.Hi...)
 	}
 	return o
 }
 
-// compareTables checks that table ta within span sa and table tb within sb (named na
+// Tables checks that table ta within Span sa and table tb within sb (named na
 // and nb in errors) hold the same vnode|pk keys with the same values, and returns the
 // row count.
-func compareTables(snap Reader, s *row.Schema, ta storage.TableID, sa span, tb storage.TableID, sb span, check, na, nb string) (int64, error) {
+func Tables(snap Reader, s *row.Schema, ta storage.TableID, sa Span, tb storage.TableID, sb Span, check, na, nb string) (int64, error) {
 	a, err := snap.NewIter(sa.iterOptions(ta))
 	if err != nil {
 		return 0, err
@@ -137,14 +136,14 @@ func compareTables(snap Reader, s *row.Schema, ta storage.TableID, sa span, tb s
 		}
 		switch c := bytes.Compare(ka, kb); {
 		case !okB || okA && c < 0:
-			return 0, fmt.Errorf("%s: row %s is in %s but missing from %s", check, describeKey(ka, s), na, nb)
+			return 0, fmt.Errorf("%s: row %s is in %s but missing from %s", check, DescribeKey(ka, s), na, nb)
 		case !okA || c > 0:
-			return 0, fmt.Errorf("%s: row %s is in %s but not in %s", check, describeKey(kb, s), nb, na)
+			return 0, fmt.Errorf("%s: row %s is in %s but not in %s", check, DescribeKey(kb, s), nb, na)
 		}
 		if !bytes.Equal(a.Value(), b.Value()) {
 			ra, _ := row.DecodeValue(nil, a.Value())
 			rb, _ := row.DecodeValue(nil, b.Value())
-			return 0, fmt.Errorf("%s: row %s differs: %s has %v, %s has %v", check, describeKey(ka, s), na, ra, nb, rb)
+			return 0, fmt.Errorf("%s: row %s differs: %s has %v, %s has %v", check, DescribeKey(ka, s), na, ra, nb, rb)
 		}
 		okA, okB = a.Next(), b.Next()
 	}
@@ -154,8 +153,8 @@ func compareTables(snap Reader, s *row.Schema, ta storage.TableID, sa span, tb s
 	return n, b.Error()
 }
 
-// describeKey renders a vnode|pk key suffix as "vnode 7 pk (42)".
-func describeKey(k []byte, s *row.Schema) string {
+// DescribeKey renders a vnode|pk key suffix as "vnode 7 pk (42)".
+func DescribeKey(k []byte, s *row.Schema) string {
 	if len(k) < 2 {
 		return fmt.Sprintf("%x", k)
 	}
@@ -165,4 +164,19 @@ func describeKey(k []byte, s *row.Schema) string {
 		return fmt.Sprintf("vnode %d key %x", vnode, k[2:])
 	}
 	return fmt.Sprintf("vnode %d pk %v", vnode, row.Row(pk))
+}
+
+// Count counts the rows of table t in r.
+func Count(r Reader, t storage.TableID) (int64, error) {
+	lo, hi := storage.TableBounds(t)
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+	}
+	return n, it.Error()
 }

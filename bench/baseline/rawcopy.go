@@ -1,30 +1,33 @@
-package pipeline
+// Package baseline holds the references a backfill is measured against, run on a
+// prepared pipeline.Job: the append-order raw copy, the replay of a recorded
+// backfill's epoch batches, and the scan-only read.
+package baseline
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 // RawCopy is the physical limit a backfill is measured against: one iterator scans A
 // and its rows are batch-written to a scratch table, chunk by chunk, with no stream,
 // no merge and no filter; one synced commit per barrier-sized batch. It verifies the
 // copy and measures it like Run. A prepared job runs either Run or RawCopy, once.
-func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
-	if j.ran {
-		return nil, errors.New("pipeline: a job runs once; Prepare another")
+func RawCopy(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
+	res, err := j.Claim()
+	if err != nil {
+		return nil, err
 	}
-	j.ran = true
-	res := &Result{Load: j.load}
-	fsStart := j.store.FS.Stats()
-	cpuStart := jobCPU(j.store)
+	fsStart := j.Store().FS.Stats()
+	cpuStart := j.CPU()
 	start := time.Now()
 
-	snap := j.store.Latest()
+	snap := j.Store().Latest()
 	defer snap.Release()
 	lo, hi := storage.TableBounds(storage.TableUpstream)
 	it, err := snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -35,18 +38,18 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 	// A synced commit every 64 chunks, like a checkpoint; the batches stay well under
 	// half the memtable. On an object store the uploads go on in the background, as
 	// the backfill's do.
-	perCommit := int64(64 * j.cfg.ChunkSize)
+	perCommit := int64(64 * j.Config().ChunkSize)
 	epoch := snap.Epoch
-	b := j.store.DB.NewBatch()
+	b := j.Store().DB.NewBatch()
 	key := make([]byte, 0, 64)
 	var last *storage.Upload // uploads end in commit order: the last ends after all
 	flush := func() error {
 		epoch++
-		u, err := j.store.CommitEpochAsync(b, epoch, true)
+		u, err := j.Store().CommitEpochAsync(b, epoch, true)
 		if u != nil {
 			last = u
 		}
-		b = j.store.DB.NewBatch()
+		b = j.Store().DB.NewBatch()
 		return err
 	}
 	for ok := it.First(); ok; ok = it.Next() {
@@ -88,22 +91,22 @@ func (j *Job) RawCopy(ctx context.Context) (*Result, error) {
 		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
-	res.CPU = jobCPU(j.store) - cpuStart
+	res.CPU = j.CPU() - cpuStart
 	res.FinalEpoch = epoch
-	if err := j.verifyCopy(); err != nil {
+	if err := verifyCopy(j); err != nil {
 		return nil, err
 	}
-	if err := j.settle(); err != nil {
+	if err := j.Settle(); err != nil {
 		return nil, err
 	}
-	res.FS = j.store.FS.Stats().Sub(fsStart)
+	res.FS = j.Store().FS.Stats().Sub(fsStart)
 	return res, nil
 }
 
 // verifyCopy checks that the scratch table holds exactly A's rows.
-func (j *Job) verifyCopy() error {
-	snap := j.store.Latest()
+func verifyCopy(j *pipeline.Job) error {
+	snap := j.Store().Latest()
 	defer snap.Release()
-	_, err := compareTables(snap.Snap, j.wl.Schema(), storage.TableUpstream, span{}, storage.TableScratch, span{}, "raw copy verification", "A", "the copy")
+	_, err := verify.Tables(snap.Snap, j.Schema(), storage.TableUpstream, verify.Span{}, storage.TableScratch, verify.Span{}, "raw copy verification", "A", "the copy")
 	return err
 }

@@ -1,4 +1,6 @@
-package pipeline
+// Package progresscheck checks, at every commit of a backfill job, each state row
+// the epoch writes against what the actors emitted (see Check).
+package progresscheck
 
 import (
 	"bytes"
@@ -15,9 +17,10 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
-// progressCheck checks, at every commit of every job, each state row the epoch
+// Check checks, at every commit of every job, each state row the epoch
 // writes against what it must be, derived independently of the executor: from the
 // snapshot rows each actor emitted downstream (their vnode hashed here, their order
 // checked), cut at the epoch boundaries (an actor's part is delivered after its
@@ -25,11 +28,11 @@ import (
 // another's position, a row count off by one, a vnode called finished while A
 // still has rows beyond its position, a snapshot row emitted twice or out of order:
 // each fails the job at the commit, naming the epoch and the vnode. The end-of-job
-// checks (VerifyMV, VerifyState) only see the last state; a wrong position
+// checks (verify.MV, verify.State) only see the last state; a wrong position
 // matters only after a crash, which an ordinary run does not have.
 //
 // The snapshot scan (scan=snapshot) is checked at each commit of its creating
-// job's own epochs (commitCreating), with the same expected per-vnode rows, a
+// job's own epochs (CommitCreating), with the same expected per-vnode rows, a
 // finished vnode checked against the snapshot the scan read (pinned here at the
 // job's start, released once the log phase begins) and B checked at each actor's
 // latest position against that snapshot. Its log phase is checked by epoch: each
@@ -38,12 +41,12 @@ import (
 // snapshot phase left them, creating_epoch must hold the creating epoch and the
 // upstream epoch replayed after each commit, and the job must join the upstream at
 // the epoch after the last one replayed. Not checked per epoch: that B equals A at
-// each replayed epoch (only VerifyMV, at the job's end, compares them).
+// each replayed epoch (only verify.MV, at the job's end, compares them).
 //
 // Its cost is in the job's window: per snapshot row a vnode hash, a key comparison
 // and a copy of the pk; per commit, the decoding of the state rows written, a few
 // point reads of A and B and a seek per vnode that finished.
-type progressCheck struct {
+type Check struct {
 	schema  *row.Schema
 	persist bool
 	merged  bool
@@ -60,7 +63,7 @@ type progressCheck struct {
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
-	alter func(*backfill.Part) // tests: a bug injected in the parts delivered
+	Alter func(*backfill.Part) // tests: a bug injected in the parts delivered
 }
 
 // headPos is an actor's latest emitted pk and its vnode at one epoch.
@@ -110,23 +113,36 @@ func (p epochProgress) clone() epochProgress {
 	return p
 }
 
-// newProgressCheck starts the check of job j's run, from its persisted state when it
-// resumes one. A scan it does not know is an error: no run goes unchecked.
-func newProgressCheck(j *Job) (*progressCheck, error) {
-	cfg, s := j.cfg, j.wl.Schema()
-	pc := &progressCheck{schema: s, persist: cfg.Persist, merged: cfg.Scan == backfill.Merged, snapshot: cfg.Scan == backfill.Snapshot,
+// Config is what the check needs of a job.
+type Config struct {
+	Schema  *row.Schema
+	Scan    backfill.Scan
+	Persist bool
+	Par     int // actors
+	Vnodes  int
+	// Resume is a recovered job's persisted state by vnode (nil: a fresh start).
+	Resume []backfill.VnodeState
+	// Store is the job's DB; the snapshot scan's check pins its latest snapshot.
+	Store *storage.Store
+}
+
+// New starts the check of a job's run, from its persisted state when it resumes
+// one. A scan it does not know is an error: no run goes unchecked.
+func New(cfg Config) (*Check, error) {
+	s := cfg.Schema
+	pc := &Check{schema: s, persist: cfg.Persist, merged: cfg.Scan == backfill.Merged, snapshot: cfg.Scan == backfill.Snapshot,
 		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
 	switch cfg.Scan {
 	case backfill.Merged, backfill.PerVnode:
 	case backfill.Snapshot:
-		if j.resume != nil {
-			return nil, errors.New("pipeline: progress check: scan=snapshot cannot resume")
+		if cfg.Resume != nil {
+			return nil, errors.New("progress check: scan=snapshot cannot resume")
 		}
 		// The snapshot the creating job reads: the latest at its start.
-		pc.snap = j.store.Latest()
+		pc.snap = cfg.Store.Latest()
 		pc.replayed = pc.snap.Epoch
 	default:
-		return nil, fmt.Errorf("pipeline: progress check: scan %v unknown: teach progress_check.go what its state rows must be", cfg.Scan)
+		return nil, fmt.Errorf("progress check: scan %v unknown: teach bench/progresscheck what its state rows must be", cfg.Scan)
 	}
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)
@@ -137,9 +153,9 @@ func newProgressCheck(j *Job) (*progressCheck, error) {
 		n := hi - lo
 		ap := &actorProgress{lo: lo, pkLen: pkLen, schema: s, merged: pc.merged, vnoder: storage.NewVnoder(s, cfg.Vnodes), inChunk: make([]int32, n),
 			cur: epochProgress{pks: make([]row.Datum, n*pkLen), emitted: make([]bool, n), rows: make([]int64, n)}}
-		if j.resume != nil {
+		if cfg.Resume != nil {
 			done := true
-			for i, st := range j.resume[lo:hi] {
+			for i, st := range cfg.Resume[lo:hi] {
 				pc.table[lo+i], pc.has[lo+i] = st, st.Pos != nil || st.Finished || st.RowCount != 0
 				ap.cur.rows[i] = st.RowCount
 				done = done && st.Finished
@@ -160,9 +176,9 @@ func newProgressCheck(j *Job) (*progressCheck, error) {
 	return pc, nil
 }
 
-// release drops the pinned snapshot of the snapshot scan, if held. The collector
+// Release drops the pinned snapshot of the snapshot scan, if held. The collector
 // calls it, as the only user of the check's commits.
-func (pc *progressCheck) release() {
+func (pc *Check) Release() {
 	if pc != nil && pc.snap != nil {
 		pc.snap.Release()
 		pc.snap = nil
@@ -265,15 +281,15 @@ func (a *actorProgress) take(epoch uint64, creating bool) (epochProgress, bool) 
 	return p, true
 }
 
-// hooks wraps actor a's environment: its emitted chunks, the end of its scan and
+// Hooks wraps actor a's environment: its emitted chunks, the end of its scan and
 // its deliveries feed the check.
-func (pc *progressCheck) hooks(a int, env backfill.Env) backfill.Env {
+func (pc *Check) Hooks(a int, env backfill.Env) backfill.Env {
 	ap := pc.actors[a]
 	deliver, exhausted := env.Deliver, env.OnExhausted
 	env.OnChunk = ap.chunk
 	env.Deliver = func(ctx context.Context, p backfill.Part) error {
-		if pc.alter != nil {
-			pc.alter(&p)
+		if pc.Alter != nil {
+			pc.Alter(&p)
 		}
 		ap.seal(p.Barrier.Epoch.Curr, p.Creating)
 		return deliver(ctx, p)
@@ -287,9 +303,9 @@ func (pc *progressCheck) hooks(a int, env backfill.Env) backfill.Env {
 	return env
 }
 
-// positions are the scans' positions for the source's boundary changes (see
+// Positions are the scans' positions for the source's boundary changes (see
 // source.Config.Positions): each actor's latest, then every vnode's.
-func (pc *progressCheck) positions(dst [][]row.Datum) ([][]row.Datum, int) {
+func (pc *Check) Positions(dst [][]row.Datum) ([][]row.Datum, int) {
 	if pc == nil {
 		return dst, 0
 	}
@@ -314,13 +330,13 @@ func (pc *progressCheck) positions(dst [][]row.Datum) ([][]row.Datum, int) {
 	return dst, heads
 }
 
-// commit checks the state rows of upstream epoch, in its parts, before they
-// commit: the latest snapshot is then the epoch before it, the one its scans read.
-func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []backfill.Part) error {
+// Commit checks the state rows of upstream epoch, in its parts, before they
+// Commit: the latest snapshot is then the epoch before it, the one its scans read.
+func (pc *Check) Commit(store *storage.Store, epoch uint64, parts []backfill.Part) error {
 	if pc.snapshot {
 		switch {
 		case len(parts) == 0 && !pc.joined:
-			return nil // the creating job commits apart (commitCreating)
+			return nil // the creating job commits apart (CommitCreating)
 		case len(parts) == 0:
 			return fmt.Errorf("progress check: upstream epoch %d: no actor part after the creating job joined the upstream", epoch)
 		case !pc.joined && epoch != pc.replayed+1:
@@ -332,9 +348,9 @@ func (pc *progressCheck) commit(store *storage.Store, epoch uint64, parts []back
 	return pc.check(store, epoch, false, parts)
 }
 
-// commitCreating checks the state rows of the snapshot scan's creating epoch seq,
+// CommitCreating checks the state rows of the snapshot scan's creating epoch seq,
 // in its parts, before they commit, and the upstream epoch it replays, if any.
-func (pc *progressCheck) commitCreating(store *storage.Store, seq uint64, parts []backfill.Part) error {
+func (pc *Check) CommitCreating(store *storage.Store, seq uint64, parts []backfill.Part) error {
 	if !pc.snapshot || pc.joined {
 		return fmt.Errorf("progress check: creating epoch %d committed, but the job is not a snapshot scan's creating job (or it joined the upstream)", seq)
 	}
@@ -356,14 +372,14 @@ func (pc *progressCheck) commitCreating(store *storage.Store, seq uint64, parts 
 	}
 	if replay > 0 {
 		pc.replayed = replay
-		pc.release() // the snapshot phase is over
+		pc.Release() // the snapshot phase is over
 	}
 	return nil
 }
 
-// committedCreating checks, after creating epoch seq committed, its creating_epoch
+// CommittedCreating checks, after creating epoch seq committed, its creating_epoch
 // row and (snapshot phase) B at each actor's latest position.
-func (pc *progressCheck) committedCreating(store *storage.Store, seq uint64) error {
+func (pc *Check) CommittedCreating(store *storage.Store, seq uint64) error {
 	snap := store.DB.NewSnapshot()
 	defer snap.Close()
 	got, data, ok, err := storage.CreatingEpoch(snap)
@@ -390,7 +406,7 @@ func (pc *progressCheck) committedCreating(store *storage.Store, seq uint64) err
 
 // check checks the state rows of epoch (creating: a creating job's), in its parts,
 // against what the rows the actors emitted say.
-func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool, parts []backfill.Part) error {
+func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts []backfill.Part) error {
 	label := "epoch"
 	if creating {
 		label = "creating epoch"
@@ -493,7 +509,7 @@ func (pc *progressCheck) check(store *storage.Store, epoch uint64, creating bool
 
 // checkFinished checks that A at snap, the snapshot the finishing scan read, has no
 // row of vnode v after the position persisted with finished.
-func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, label string, epoch uint64, v int) error {
+func (pc *Check) checkFinished(snap *storage.EpochSnapshot, label string, epoch uint64, v int) error {
 	lo, hi := storage.VnodeBounds(storage.TableUpstream, uint16(v))
 	if pos := pc.table[v].Pos; pos != nil {
 		lo = append(memcmp.AppendKey(slices.Clone(lo), pos, pc.schema.PKDesc), 0) // just above pos
@@ -505,7 +521,7 @@ func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, label string
 	defer it.Close()
 	if it.First() {
 		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			label, epoch, v, describeState(pc.table[v]), snap.Epoch, describeKey(it.Key()[4:], pc.schema))
+			label, epoch, v, describeState(pc.table[v]), snap.Epoch, verify.DescribeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }
@@ -513,7 +529,7 @@ func (pc *progressCheck) checkFinished(snap *storage.EpochSnapshot, label string
 // checkHead checks that B holds A's row at actor a's latest position of the epoch
 // before: a change aimed there (Mix.Boundary) must have been forwarded, as the
 // filter keeps pk ≤ position.
-func (pc *progressCheck) checkHead(snap *storage.EpochSnapshot, a int, epoch uint64) error {
+func (pc *Check) checkHead(snap *storage.EpochSnapshot, a int, epoch uint64) error {
 	h := pc.heads[a]
 	if h.pk == nil || h.epoch != snap.Epoch || snap.Epoch+1 != epoch {
 		return nil
@@ -523,7 +539,7 @@ func (pc *progressCheck) checkHead(snap *storage.EpochSnapshot, a int, epoch uin
 
 // compareAB checks that B at snapB holds A's row at snapA at actor a's position h;
 // at, theA and what word its error.
-func (pc *progressCheck) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
+func (pc *Check) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
 	key := memcmp.AppendKey(storage.AppendPrefix(nil, storage.TableUpstream, h.vnode), h.pk, pc.schema.PKDesc)
 	va, err := get(snapA, key)
 	if err != nil {
@@ -556,9 +572,9 @@ func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
 	return slices.Clone(v), nil
 }
 
-// final checks that the state table at the job's end is the one the epoch
+// Final checks that the state table at the job's end is the one the epoch
 // batches wrote, row for row.
-func (pc *progressCheck) final(snap *pebble.Snapshot) error {
+func (pc *Check) Final(snap *pebble.Snapshot) error {
 	states, err := backfill.ReadStates(snap, len(pc.schema.PK))
 	if err != nil {
 		return fmt.Errorf("progress check: %w", err)
