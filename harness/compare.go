@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -226,12 +225,11 @@ func measureRefs(ctx context.Context, cfg *CompareConfig, s *compareSetup) (*mea
 	if err != nil {
 		return nil, err
 	}
-	r := &refs{measure: s.measure, output: cfg.Output}
-	m := &measured{rounds: r, traces: func() [2][]string { return r.traces }}
-	if r.dir, err = compareDir(*cfg, checkout.Dir, s); err != nil {
+	dir, err := compareDir(*cfg, checkout.Dir, s)
+	if err != nil {
 		return nil, err
 	}
-	m.dir = r.dir
+	m := &measured{dir: dir}
 	if cfg.CellsFromDiff != "" {
 		changed, err := testbed.ChangedPaths(ctx, checkout.Dir, s.base.Ref, s.head.Ref)
 		if err != nil {
@@ -243,102 +241,31 @@ func measureRefs(ctx context.Context, cfg *CompareConfig, s *compareSetup) (*mea
 		}
 		m.notes = append(m.notes, more...)
 	}
-	r.builds, err = newBuilds(ctx, *cfg, checkout, r.dir, s.base, s.head)
-	if r.builds != nil {
-		m.close = r.builds.close
+	r, err := sides.Build(ctx, cfg.logger(), checkout, dir, func(name string) runner.PassConfig { return s.measure.passConfig(dir, name, cfg.Output) }, s.base, s.head)
+	if r != nil {
+		m.close = r.Close
 	}
 	if err != nil {
 		return m, err
 	}
+	m.rounds, m.traces = r, r.Traces
 	cells := cfg.Matrix.Cells()
-	r.byName = map[string]contract.Cell{}
-	for _, c := range cells {
-		r.byName[c.Name()] = c
-	}
 	passStart := time.Now()
-	first, pass, err := r.run(ctx, "", "", cells, 1, cfg.Count, judge.Pair{})
-	if err != nil {
+	if m.first, err = r.First(ctx, cells, cfg.Count); err != nil {
 		return m, err
 	}
 	m.perCell = time.Since(passStart) / time.Duration(len(cells)*cfg.Count)
-	r.traces = [2][]string{pass.Traces[0], pass.Traces[1]}
-	r.pair, m.first = first, first
 	m.explain = func(v *judge.Verdict) []judge.Why {
 		if s.measure.instructions != nil {
-			return why.Counts(v, r.traces) // the measured jobs' own dumps
+			return why.Counts(v, r.Traces()) // the measured jobs' own dumps
 		}
 		var ps [2]why.Side
-		for i := range ps {
-			ps[i] = why.Side{Label: r.builds.sides[i].Label, Binary: r.builds.sides[i].Binary}
+		for i, b := range r.Binaries() {
+			ps[i] = why.Side{Label: b.Label, Binary: b.Binary}
 		}
-		return why.Profile(ctx, r.dir, ps, s.measure.profileFiles, s.measure.Timeout, v)
+		return why.Profile(ctx, dir, ps, s.measure.profileFiles, s.measure.Timeout, v)
 	}
 	return m, nil
-}
-
-// refs runs rounds of two built refs: judge.Rounds for Settle.
-type refs struct {
-	measure *measureSetup
-	output  Output
-	dir     string
-	builds  *builds
-	byName  map[string]contract.Cell // the matrix's cells
-	pair    judge.Pair               // every result of the passes so far
-	traces  [2][]string              // of every pass but the confirmation
-}
-
-// More runs rounds first … first+count−1 of cells into base.txt and head.txt,
-// after the results so far.
-func (r *refs) More(ctx context.Context, cells []string, first, count int) (judge.Pair, error) {
-	more, pass, err := r.run(ctx, fmt.Sprintf("rounds-%d-%d", first, first+count-1), "", r.cells(cells), first, count, r.pair)
-	if pass != nil {
-		r.traces[0], r.traces[1] = append(r.traces[0], pass.Traces[0]...), append(r.traces[1], pass.Traces[1]...)
-	}
-	r.pair = more
-	return more, err
-}
-
-// Again runs rounds fresh rounds of cells into base-confirm.txt and
-// head-confirm.txt.
-func (r *refs) Again(ctx context.Context, cells []string, rounds int) (judge.Pair, error) {
-	again, _, err := r.run(ctx, "confirm", "-confirm", r.cells(cells), 1, rounds, judge.Pair{})
-	return again, err
-}
-
-func (r *refs) cells(names []string) []contract.Cell {
-	var cells []contract.Cell
-	for _, name := range names {
-		if c, ok := r.byName[name]; ok {
-			cells = append(cells, c)
-		}
-	}
-	return cells
-}
-
-// run runs a pass of rounds first … first+count−1 into the results files
-// <side><file>.txt, after prior, the results they already hold; the pass's name
-// keeps its traces and failures apart.
-func (r *refs) run(ctx context.Context, name, file string, cells []contract.Cell, first, count int, prior judge.Pair) (judge.Pair, *runner.PassResult, error) {
-	pc := r.measure.passConfig(r.dir, name, r.output)
-	ss := r.builds.sides
-	for i := range ss {
-		ss[i].File = ss[i].Label + file + ".txt"
-		ss[i].Prior = []judge.Side{prior.Base, prior.Head}[i].Results
-	}
-	pass, err := runner.RunPass(ctx, pc, ss, runner.PlanRounds(cells, first, count, 2))
-	if pass == nil {
-		return prior, nil, err
-	}
-	if err == nil {
-		err = pass.Err(ctx, r.dir)
-	}
-	out := judge.Pair{Units: pass.Units}
-	out.Base = judge.Side{Results: append(prior.Base.Results, pass.Results[0]...), Rounds: append(prior.Base.Rounds, pass.Rounds[0]...)}
-	out.Head = judge.Side{Results: append(prior.Head.Results, pass.Results[1]...), Rounds: append(prior.Head.Rounds, pass.Rounds[1]...)}
-	for k, u := range prior.Units {
-		out.Units[k] = u
-	}
-	return out, pass, err
 }
 
 // compareDir makes the comparison directory, cfg.Out or compare/<base>..<head>
@@ -434,45 +361,6 @@ func writeComparison(cfg CompareConfig, dir string, v *judge.Verdict, g *judge.G
 	fmt.Fprintf(&printed, "\ncomparison: %s\n%s", dir, plotLines.String())
 	_, err := cfg.Stdout.Write(printed.Bytes())
 	return err
-}
-
-// builds are both sides' bench binaries, built in worktrees for refs.
-type builds struct {
-	sides     []runner.Side
-	worktrees []func()
-}
-
-func newBuilds(ctx context.Context, cfg CompareConfig, checkout testbed.Checkout, dir string, specs ...sides.Spec) (*builds, error) {
-	b := &builds{}
-	for i, spec := range specs {
-		label := []string{judge.SideBase, judge.SideHead}[i]
-		s := runner.Side{Label: label, Checkout: checkout, Binary: filepath.Join(dir, label+".test")}
-		if spec.Ref != "" {
-			wt, remove, err := testbed.AddWorktree(ctx, checkout.Dir, spec.Ref)
-			if err != nil {
-				return b, err
-			}
-			b.worktrees = append(b.worktrees, remove)
-			if s.Checkout, err = testbed.InspectCheckout(ctx, wt); err != nil {
-				return b, err
-			}
-		}
-		cfg.logger().Info("building the bench binary", "side", label, "ref", spec.Label(), "commit", s.Checkout.Short())
-		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary); err != nil {
-			return b, &testbed.BuildError{Side: spec.Label(), Err: err}
-		}
-		b.sides = append(b.sides, s)
-	}
-	return b, nil
-}
-
-func (b *builds) close() {
-	for _, s := range b.sides {
-		os.Remove(s.Binary)
-	}
-	for _, remove := range b.worktrees {
-		remove()
-	}
 }
 
 // Log is the logger of o: its Logger, or one that discards.
