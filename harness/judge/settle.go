@@ -173,7 +173,7 @@ func confirm(ctx context.Context, v *Verdict, cfg SettleConfig, more Rounds) err
 	if err != nil {
 		return err
 	}
-	Confirm(v, av)
+	keepConfirmed(v, av)
 	v.Notes = append(v.Notes, fmt.Sprintf("suspected regressions were re-run %d× on both sides (base-confirm.txt, head-confirm.txt) and kept only if seen again", rounds))
 	return nil
 }

@@ -820,9 +820,9 @@ func classify(f Finding, alpha float64) Status {
 	return Inconclusive
 }
 
-// Confirm keeps a regression of v only where again, the verdict of a fresh
+// keepConfirmed keeps a regression of v only where again, the verdict of a fresh
 // confirmation pass, shows it too; the others become Unconfirmed.
-func Confirm(v, again *Verdict) {
+func keepConfirmed(v, again *Verdict) {
 	confirmed := map[[2]string]Finding{}
 	for _, f := range again.Findings {
 		confirmed[[2]string{f.Cell, f.Unit}] = f
