@@ -87,7 +87,7 @@ func Settle(ctx context.Context, first Pair, cfg SettleConfig, more Rounds) (*Ve
 	notes = append(notes, stats.ShortCells(append(slices.Clip(measured.Base.Results), measured.Head.Results...))...)
 	v.Base, v.Head = cfg.Base, cfg.Head
 	v.Notes = append(v.Notes, notes...)
-	v.MarkFailed(cfg.FailedInHead)
+	v.markFailed(cfg.FailedInHead)
 	if v.Regression && more != nil && cfg.Confirm > 0 {
 		if err := confirm(ctx, v, cfg, more); err != nil {
 			return v, g, measured, err

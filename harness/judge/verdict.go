@@ -172,9 +172,9 @@ func (l Lost) String() string {
 	return fmt.Sprintf("%s (%s) in %s only", l.Cell, strings.Join(l.Units, ", "), l.Side)
 }
 
-// MarkFailed records, among the cells lost in head, those whose job failed there
+// markFailed records, among the cells lost in head, those whose job failed there
 // (failed are their full benchmark names or labels): a regression, not a gap.
-func (v *Verdict) MarkFailed(failed []string) {
+func (v *Verdict) markFailed(failed []string) {
 	for _, l := range v.Lost {
 		if l.Side != SideBase || slices.Contains(v.FailedInHead, l.Cell) {
 			continue
