@@ -13,7 +13,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/render"
+	sitepage "github.com/backfill-bench/backfill-bench/harness/render/site"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
@@ -54,7 +54,7 @@ func Run(cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("site: --out: %w", err)
 	}
 	rep := &Report{Pages: []string{filepath.Join(cfg.Out, "index.html")}}
-	var index []render.SiteIndexEntry
+	var index []sitepage.IndexEntry
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -75,7 +75,7 @@ func Run(cfg Config) (*Report, error) {
 		for _, p := range pages {
 			name := files.SafeName(machine) + "-" + files.SafeName(p.Profile) + ".html"
 			var buf bytes.Buffer
-			if err := render.WriteSitePage(&buf, p); err != nil {
+			if err := sitepage.WritePage(&buf, p); err != nil {
 				return nil, err
 			}
 			path := filepath.Join(cfg.Out, name)
@@ -83,11 +83,11 @@ func Run(cfg Config) (*Report, error) {
 				return nil, err
 			}
 			rep.Pages = append(rep.Pages, path)
-			index = append(index, render.SiteIndexEntry{Machine: machine, Profile: p.Profile, Page: name, Nights: len(p.Nights), Cells: p.Cells})
+			index = append(index, sitepage.IndexEntry{Machine: machine, Profile: p.Profile, Page: name, Nights: len(p.Nights), Cells: p.Cells})
 		}
 	}
 	var buf bytes.Buffer
-	if err := render.WriteSiteIndex(&buf, index); err != nil {
+	if err := sitepage.WriteIndex(&buf, index); err != nil {
 		return nil, err
 	}
 	if err := files.WriteAtomic(rep.Pages[0], buf.Bytes()); err != nil {
@@ -97,7 +97,7 @@ func Run(cfg Config) (*Report, error) {
 }
 
 // machinePages builds one page per profile of a machine's nights.
-func machinePages(cfg Config, machine string, nights []history.Night) ([]render.SitePage, error) {
+func machinePages(cfg Config, machine string, nights []history.Night) ([]sitepage.Page, error) {
 	series, err := history.AllSeries(nights, cfg.Analysis.Thresholds)
 	if err != nil {
 		return nil, err
@@ -107,10 +107,10 @@ func machinePages(cfg Config, machine string, nights []history.Night) ([]render.
 		return nil, err
 	}
 	nightIndex := map[string]int{}
-	var siteNights []render.SiteNight
+	var siteNights []sitepage.Night
 	for i, n := range nights {
 		nightIndex[n.Name] = i
-		sn := render.SiteNight{Name: n.Name, Commit: contract.ShortCommit(n.Commit), CommitTime: n.CommitTime}
+		sn := sitepage.Night{Name: n.Name, Commit: contract.ShortCommit(n.Commit), CommitTime: n.CommitTime}
 		// Links relative to the pages, so the site and the history can move together.
 		if rel, err := filepath.Rel(cfg.Out, filepath.Join(history.Dir(cfg.History, machine), n.Name, "nightly.md")); err == nil {
 			sn.Report = filepath.ToSlash(rel)
@@ -120,7 +120,7 @@ func machinePages(cfg Config, machine string, nights []history.Night) ([]render.
 		}
 		siteNights = append(siteNights, sn)
 	}
-	byProfile := map[string]*render.SitePage{}
+	byProfile := map[string]*sitepage.Page{}
 	var order []string
 	cellAt := map[string]int{} // index in its page's Cells
 	for _, s := range series {
@@ -130,7 +130,7 @@ func machinePages(cfg Config, machine string, nights []history.Night) ([]render.
 		}
 		page := byProfile[c.Profile]
 		if page == nil {
-			page = &render.SitePage{Machine: machine, Profile: c.Profile, Index: "index.html", Nights: siteNights}
+			page = &sitepage.Page{Machine: machine, Profile: c.Profile, Index: "index.html", Nights: siteNights}
 			byProfile[c.Profile] = page
 			order = append(order, c.Profile)
 		}
@@ -138,21 +138,18 @@ func machinePages(cfg Config, machine string, nights []history.Night) ([]render.
 		if !ok {
 			at = len(page.Cells)
 			cellAt[s.Cell] = at
-			page.Cells = append(page.Cells, render.SiteCell{Name: s.Cell, Anchor: files.SafeName(s.Cell)})
+			page.Cells = append(page.Cells, sitepage.Cell{Name: s.Cell, Anchor: files.SafeName(s.Cell)})
 		}
-		chart := render.SiteChart{Unit: s.Unit, Better: s.Better}
-		for i, ni := range s.Nights {
-			chart.Points = append(chart.Points, render.SitePoint{Night: ni, Median: s.Medians[i], Lo: s.Lo[i], Hi: s.Hi[i]})
-		}
+		chart := sitepage.Chart{Series: s}
 		for _, a := range alerts {
 			if a.Kind == history.AlertChange && a.Cell == s.Cell && a.Unit == s.Unit {
-				chart.ChangePoints = append(chart.ChangePoints, render.SiteChange{Night: nightIndex[a.Night], Delta: a.Delta, Worse: a.Status == judge.Regression})
+				chart.ChangePoints = append(chart.ChangePoints, sitepage.Change{Night: nightIndex[a.Night], Delta: a.Delta, Worse: a.Status == judge.Regression})
 			}
 		}
 		page.Cells[at].Charts = append(page.Cells[at].Charts, chart)
 	}
 	slices.Sort(order)
-	var out []render.SitePage
+	var out []sitepage.Page
 	for _, p := range order {
 		out = append(out, *byProfile[p])
 	}

@@ -71,12 +71,6 @@ func Better(better int) string {
 	return map[int]string{1: "higher is better", -1: "lower is better", 0: "no better direction"}[better]
 }
 
-// MetricY labels p's y axis with metric, its direction, and SI ticks in its unit.
-func MetricY(p *plot.Plot, metric string, better int) {
-	p.Y.Label.Text = metric + " (" + Better(better) + ")"
-	p.Y.Tick.Marker = MetricTicks(metric, false)
-}
-
 // Headroom leaves the top of the plot to the legend, so it covers no data: a
 // fifth of it, and more for legends of many entries.
 func Headroom(p *plot.Plot, entries int) {
