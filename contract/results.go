@@ -226,3 +226,13 @@ func Encode(results []*benchfmt.Result, units benchfmt.UnitMetadataMap) ([]byte,
 	err := Write(&buf, results, units)
 	return buf.Bytes(), err
 }
+
+// Merge combines results files (of shards, say) into one benchfmt text: the union
+// of unit lines, then every result with its config.
+func Merge(paths ...string) ([]byte, error) {
+	results, units, err := ReadFiles(paths...)
+	if err != nil {
+		return nil, err
+	}
+	return Encode(results, units)
+}

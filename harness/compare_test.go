@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -182,46 +181,4 @@ func wholeJobThresholds() judge.Thresholds {
 	th := judge.DefaultThresholds()
 	th.Set("rows/s=3%,sec/op=3%,barrier-p99-sec=10%")
 	return th
-}
-
-// TestConfirmRounds: the confirmation runs --confirm × --count rounds, but never so
-// few that its paired test cannot reach alpha over the judged pairs: the smallest
-// signed-rank p-value of n pairs is 2/2ⁿ.
-func TestConfirmRounds(t *testing.T) {
-	for _, tc := range []struct {
-		count, confirm, judged int
-		alpha                  float64
-		want                   int
-	}{
-		{10, 1, 5, 0.05, 10},   // level 0.01 needs 8
-		{6, 1, 5, 0.0221, 9},   // level 0.0044 needs 9 (2/2⁹ = 0.0039)
-		{6, 1, 15, 0.0221, 11}, // level 0.0015 needs 11
-		{6, 2, 5, 0.05, 12},    // two batches are more than enough
-		{3, 1, 5, 0.05, 8},
-		{8, 1, 2, 0.05, 8}, // level 0.025 needs 7
-	} {
-		if got := confirmRounds(CompareConfig{Measure: Measure{Count: tc.count}, Confirm: tc.confirm}, tc.alpha, tc.judged); got != tc.want {
-			t.Errorf("count %d, confirm %d, %d judged pairs, α %g: %d rounds, want %d", tc.count, tc.confirm, tc.judged, tc.alpha, got, tc.want)
-		}
-	}
-}
-
-// TestFailedIn: the head's failed jobs come from go test's "--- FAIL" lines in a
-// results file and, for a results directory, from its failures.txt (cells and runs
-// after the cells alike).
-func TestFailedIn(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "results.txt"), []byte("BenchmarkScan-2 1 100 ns/op\n--- FAIL: BenchmarkMerge-2\n    x_test.go:1: boom\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, "failures.txt"), []byte("run 3 (round 2, head) BenchmarkBackfill/profile=mem/rows=1: exit status 2\n    panic: x\nafter the cells (round 1) BenchmarkRecovery/profile=mem: no result in the output\n"), 0o644)
-	got, err := failedIn(parseSide(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"Merge-2", "Backfill/profile=mem/rows=1", "Recovery/profile=mem"}
-	if !slices.Equal(got, want) {
-		t.Errorf("failed %q, want %q", got, want)
-	}
-	if got, _ := failedIn(parseSide(filepath.Join(dir, "results.txt"))); !slices.Equal(got, want[:1]) {
-		t.Errorf("a file: failed %q, want %q", got, want[:1])
-	}
 }

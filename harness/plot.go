@@ -12,6 +12,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/sides"
 )
 
 // PlotDir draws the plots of a directory the user names: a run's results
@@ -26,11 +27,11 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 	var ps render.PlotSet
 	switch {
 	case exists("base.txt") && exists("head.txt"):
-		s, _, err := readSides(filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
+		s, _, err := sides.ReadFiles(filepath.Join(dir, "base.txt"), filepath.Join(dir, "head.txt"))
 		if err != nil {
 			return nil, nil, err
 		}
-		v, g, err := judge.Compare(s.base, s.head, s.units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: judge.DefaultAlpha})
+		v, g, err := judge.Compare(s.Base, s.Head, s.Units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: judge.DefaultAlpha})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -97,14 +98,4 @@ func PlotTrendFiles(paths []string, out string) ([]string, error) {
 		return nil, err
 	}
 	return history.Trends(nights, out)
-}
-
-// MergeResults combines results files (of shards, say) into one benchfmt text: the
-// union of unit lines, then every result with its config.
-func MergeResults(paths []string) ([]byte, error) {
-	results, units, err := contract.ReadFiles(paths...)
-	if err != nil {
-		return nil, err
-	}
-	return contract.Encode(results, units)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/stats"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -342,7 +343,7 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 	if err := render.WriteSummary(&buf, g); err != nil {
 		return err
 	}
-	for _, n := range shortCells(rep.Results) {
+	for _, n := range stats.ShortCells(rep.Results) {
 		fmt.Fprintf(&buf, "\n%s", n)
 	}
 	var baselines bytes.Buffer

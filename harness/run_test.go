@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -330,7 +329,7 @@ func TestMergeShardsEqualsUnsharded(t *testing.T) {
 		}
 		files = append(files, filepath.Join(cfg.Out, "results.txt"))
 	}
-	merged, err := MergeResults(files)
+	merged, err := contract.Merge(files...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,29 +370,6 @@ func TestNoiseReportsSpread(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
 			t.Error(err)
 		}
-	}
-}
-
-// TestShortCellsAreFlagged: a cell with fewer regular barriers than a steady state
-// needs is named, with how to lengthen it.
-func TestShortCellsAreFlagged(t *testing.T) {
-	line := func(barriers int) string {
-		return fmt.Sprintf("BenchmarkBackfill/profile=mem/workload=narrow/rows=30000/persist=off/scan=merged/barrier=100ms/par=2-2 1 100 ns/op %d barriers\n", barriers)
-	}
-	dir := t.TempDir()
-	f := filepath.Join(dir, "r.txt")
-	os.WriteFile(f, []byte(line(7)+line(7)), 0o644)
-	results, _, err := contract.ReadFiles(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	notes := shortCells(results)
-	if len(notes) != 1 || !strings.Contains(notes[0], "7 regular barriers") || !strings.Contains(notes[0], "--barrier (like 294rows)") {
-		t.Errorf("notes %q", notes)
-	}
-	os.WriteFile(f, []byte(line(119)), 0o644)
-	if results, _, _ = contract.ReadFiles(f); len(shortCells(results)) != 0 {
-		t.Errorf("a cell of 119 regular barriers flagged: %q", shortCells(results))
 	}
 }
 
@@ -557,31 +533,6 @@ func TestRunRecoveries(t *testing.T) {
 	cfg.Shard = runner.Shard{Index: 2, Count: 2}
 	if rep, err := Run(context.Background(), cfg); err != nil || len(rep.Extras) != 0 {
 		t.Errorf("shard 2/2 ran %d recoveries (err %v), want none", len(rep.Extras), err)
-	}
-}
-
-// TestNoiseDiagnosis: the noise table says how much of their variance the runs of a
-// round share (what pairing cancels), judged on the metrics that move at all.
-func TestNoiseDiagnosis(t *testing.T) {
-	o := judge.Options{Thresholds: judge.DefaultThresholds(), Alpha: 0.05}
-	row := func(unit string, sd, corr float64) NoiseRow {
-		return NoiseRow{Cell: "c", Unit: unit, N: 10, RunCV: sd, PairSD: sd, PairCorr: corr, Detectable: math.Inf(1)}
-	}
-	for _, tc := range []struct {
-		rows []NoiseRow
-		want string
-	}{
-		{[]NoiseRow{row("rows/s", 0.1, 0.1), row("cpu-ns/row", 0.1, 0.2), row("write-amp", 0, math.NaN())}, "share 15 % of their variance (median pair corr +0.15 over 2 varying metrics"},
-		{[]NoiseRow{row("rows/s", 0.1, 0.9), row("write-amp", 0.001, -0.5)}, "share 90 % of their variance (median pair corr +0.90 over 1 varying metrics"},
-		{[]NoiseRow{row("rows/s", 0.1, 0.5), row("cpu-ns/row", 0.1, -0.2), row("barrier-p50-sec", 0.2, 0.3)}, "share 30 % of their variance (median pair corr +0.30 over 3 varying metrics"},
-		{[]NoiseRow{row("write-amp", 0, math.NaN())}, ""},
-	} {
-		var b bytes.Buffer
-		writeNoise(&b, tc.rows, o, false)
-		out := b.String()
-		if tc.want == "" && strings.Contains(out, "pair corr +") || tc.want != "" && !strings.Contains(out, tc.want) {
-			t.Errorf("want %q in:\n%s", tc.want, out)
-		}
 	}
 }
 

@@ -44,16 +44,23 @@ func AppendStateValue(dst []byte, st VnodeState, pkLen int) []byte {
 
 // DecodeState decodes a state value written by AppendStateValue.
 func DecodeState(v []byte, pkLen int) (VnodeState, error) {
-	r, err := row.DecodeValue(nil, v)
+	st, _, err := DecodeStateInto(nil, v, pkLen)
+	return st, err
+}
+
+// DecodeStateInto is DecodeState decoding into dst's space, returned for reuse:
+// the state's Pos is then dst's, valid until dst is decoded into again.
+func DecodeStateInto(dst []row.Datum, v []byte, pkLen int) (VnodeState, []row.Datum, error) {
+	r, err := row.DecodeValue(dst[:0], v)
 	if err != nil {
-		return VnodeState{}, fmt.Errorf("backfill state: %w", err)
+		return VnodeState{}, r, fmt.Errorf("backfill state: %w", err)
 	}
 	cols := pkLen + 3
 	if statePadding != "" {
 		cols++
 	}
 	if len(r) != cols || r[0].Kind != row.Int64 || r[pkLen+1].Kind != row.Bool || r[pkLen+2].Kind != row.Int64 {
-		return VnodeState{}, fmt.Errorf("backfill state: row %v does not match %d pk columns", r, pkLen)
+		return VnodeState{}, r, fmt.Errorf("backfill state: row %v does not match %d pk columns", r, pkLen)
 	}
 	st := VnodeState{Vnode: uint16(r[0].I), Finished: r[pkLen+1].I != 0, RowCount: r[pkLen+2].I}
 	pos := r[1 : 1+pkLen]
@@ -63,7 +70,7 @@ func DecodeState(v []byte, pkLen int) (VnodeState, error) {
 			break
 		}
 	}
-	return st, nil
+	return st, r, nil
 }
 
 // ReadStates returns every state row at snap, in vnode order.

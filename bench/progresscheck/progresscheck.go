@@ -60,6 +60,11 @@ type Check struct {
 	// The state table as the epoch batches wrote it: each vnode's last written row.
 	table []backfill.VnodeState
 	has   []bool
+	// The space of each vnode's table[v].Pos once an epoch wrote it, and of the
+	// state value being decoded: no allocation per state row.
+	pos     [][]row.Datum
+	decoded []row.Datum
+	key     []byte
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
@@ -135,7 +140,7 @@ type Config struct {
 func New(cfg Config) (*Check, error) {
 	s := cfg.Schema
 	pc := &Check{schema: s, persist: cfg.Persist, merged: cfg.Scan == backfill.Merged, snapshot: cfg.Scan == backfill.Snapshot,
-		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
+		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), pos: make([][]row.Datum, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
 	switch cfg.Scan {
 	case backfill.Merged, backfill.PerVnode:
 	case backfill.Snapshot:
@@ -481,12 +486,18 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 			if !pc.persist {
 				return fail(v, "persist=off wrote a state row")
 			}
-			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, backfill.AppendStateKey(nil, uint16(v))) {
+			pc.key = backfill.AppendStateKey(pc.key[:0], uint16(v))
+			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, pc.key) {
 				return fail(v, "actor %d wrote a state key %x of kind %v; want a set of the vnode's state row", p.Actor, k, kind)
 			}
-			st, err := backfill.DecodeState(val, pkLen) // st.Pos its own, not the batch's
+			var st backfill.VnodeState
+			st, pc.decoded, err = backfill.DecodeStateInto(pc.decoded, val, pkLen)
 			if err != nil {
 				return fail(v, "%v", err)
+			}
+			if st.Pos != nil { // kept in the vnode's own space, not the decoding's
+				pc.pos[v] = append(pc.pos[v][:0], st.Pos...)
+				st.Pos = pc.pos[v]
 			}
 			if pc.has[v] && pc.table[v].Finished && !st.Finished {
 				return fail(v, "persisted unfinished after it was persisted finished")

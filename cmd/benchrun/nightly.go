@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -85,7 +86,7 @@ func runMerge(_ context.Context, stdout, stderr io.Writer, args []string) error 
 	if len(paths) == 0 {
 		return usageError{errors.New("merge: want results files")}
 	}
-	data, err := harness.MergeResults(paths)
+	data, err := contract.Merge(paths...)
 	if err != nil {
 		return usageError{err}
 	}

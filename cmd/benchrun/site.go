@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/site"
 )
 
 func runSite(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("site", flag.ContinueOnError)
-	var cfg harness.SiteConfig
+	var cfg site.Config
 	fs.StringVar(&cfg.History, "history", "results/history", "the nightly history `directory` (a directory per machine)")
 	fs.StringVar(&cfg.Out, "out", "", "where the pages go (`directory`; required)")
 	fs.StringVar(&cfg.CommitURL, "commit-url", "", "a commit's web page, with %s for the commit, e.g. https://github.com/OWNER/REPO/commit/%s")
@@ -22,7 +22,7 @@ func runSite(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	rep, err := harness.Site(cfg)
+	rep, err := site.Run(cfg)
 	if err != nil {
 		return usageOf(err)
 	}

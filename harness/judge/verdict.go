@@ -172,9 +172,9 @@ func (l Lost) String() string {
 	return fmt.Sprintf("%s (%s) in %s only", l.Cell, strings.Join(l.Units, ", "), l.Side)
 }
 
-// MarkFailed records, among the cells lost in head, those whose job failed there
+// markFailed records, among the cells lost in head, those whose job failed there
 // (failed are their full benchmark names or labels): a regression, not a gap.
-func (v *Verdict) MarkFailed(failed []string) {
+func (v *Verdict) markFailed(failed []string) {
 	for _, l := range v.Lost {
 		if l.Side != SideBase || slices.Contains(v.FailedInHead, l.Cell) {
 			continue
@@ -729,12 +729,12 @@ func CompareCells(base, head *GridCell) Change {
 		c.P = benchmath.AssumeNothing.Compare(base.Sample, head.Sample).P
 	}
 	m, n := len(base.Raw), len(head.Raw)
-	c.floor = 2 / binomial(m+n, m)
+	c.floor = 2 / stats.Binomial(m+n, m)
 	// benchstat's change: the ratio of the medians.
 	if base.Summary.Center != 0 {
 		c.Delta = head.Summary.Center/base.Summary.Center - 1
 	}
-	lb, lh := logs(base.Raw), logs(head.Raw)
+	lb, lh := stats.Logs(base.Raw), stats.Logs(head.Raw)
 	if lb == nil || lh == nil {
 		// A ratio needs positive values: no interval.
 		c.FromZero = risesFromZero(base.Raw, head.Raw)
@@ -799,27 +799,6 @@ func risesFromZero(base, head []float64) bool {
 	return slices.Min(head) >= 0 && slices.Max(head) > 0
 }
 
-// binomial is n choose k, as a float.
-func binomial(n, k int) float64 {
-	c := 1.0
-	for i := 1; i <= k; i++ {
-		c = c * float64(n-k+i) / float64(i)
-	}
-	return c
-}
-
-// logs are the logs of positive values; nil if one is not positive.
-func logs(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		if x <= 0 {
-			return nil
-		}
-		out[i] = math.Log(x)
-	}
-	return out
-}
-
 // classify applies significance, threshold and direction, then equivalence.
 func classify(f Finding, alpha float64) Status {
 	bad := func(d float64) bool { return d != 0 && (d > 0) != (f.Better > 0) }
@@ -849,9 +828,9 @@ func classify(f Finding, alpha float64) Status {
 	return Inconclusive
 }
 
-// Confirm keeps a regression of v only where again, the verdict of a fresh
+// keepConfirmed keeps a regression of v only where again, the verdict of a fresh
 // confirmation pass, shows it too; the others become Unconfirmed.
-func Confirm(v, again *Verdict) {
+func keepConfirmed(v, again *Verdict) {
 	confirmed := map[[2]string]Finding{}
 	for _, f := range again.Findings {
 		confirmed[[2]string{f.Cell, f.Unit}] = f

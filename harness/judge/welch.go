@@ -17,7 +17,7 @@ import (
 // few rounds a counted compare affords from ever reaching α). ok is false when a
 // side has fewer than two runs or a value ≤ 0: the rank tests judge those.
 func welch(base, head *GridCell) (c Change, ok bool) {
-	lb, lh := logs(base.Raw), logs(head.Raw)
+	lb, lh := stats.Logs(base.Raw), stats.Logs(head.Raw)
 	m, n := float64(len(lb)), float64(len(lh))
 	if lb == nil || lh == nil || m < 2 || n < 2 {
 		return Change{}, false

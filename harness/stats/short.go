@@ -1,4 +1,4 @@
-package harness
+package stats
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 )
 
-// shortCells names the cells whose jobs had fewer regular barriers than a steady
+// ShortCells names the cells whose jobs had fewer regular barriers than a steady
 // state needs, and says how to lengthen them: their steady-state figures (and so
 // the pairs judged on them) are missing, which must not pass unnoticed.
-func shortCells(results []*benchfmt.Result) []string {
+func ShortCells(results []*benchfmt.Result) []string {
 	var notes, seen []string
 	for _, r := range results {
 		c, ok := contract.CellOf(r)

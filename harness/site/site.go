@@ -1,4 +1,5 @@
-package harness
+// Package site writes the static dashboard of the nightly history (benchrun site).
+package site
 
 import (
 	"bytes"
@@ -12,47 +13,48 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/render/site"
+	sitepage "github.com/backfill-bench/backfill-bench/harness/render/site"
 	"github.com/backfill-bench/backfill-bench/internal/files"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
-// SiteConfig configures `benchrun site`.
-type SiteConfig struct {
+// Config configures `benchrun site`.
+type Config struct {
 	History   string         // the nightly history: a directory per machine fingerprint
 	Out       string         // where the pages go
 	CommitURL string         // a commit's web page, with %s for the commit ("": none)
 	Analysis  history.Config // finds the change points, as nightly does
 }
 
-// SiteReport is what Site wrote.
-type SiteReport struct {
+// Report is what Run wrote.
+type Report struct {
 	Pages   []string // index.html first
 	Skipped []string // nights that could not be read, with why
 }
 
-// Site writes a static dashboard of the nightly history: an index, and per machine
+// Run writes a static dashboard of the nightly history: an index, and per machine
 // and profile a page with the trend of every judged metric of every cell, change
 // points marked, each night linked to its report. The pages need no server and no
 // network to view.
-func Site(cfg SiteConfig) (*SiteReport, error) {
+func Run(cfg Config) (*Report, error) {
 	if cfg.History == "" || cfg.Out == "" {
-		return nil, &ConfigError{errors.New("site: want --history DIR and --out DIR")}
+		return nil, &usage.Error{Err: errors.New("site: want --history DIR and --out DIR")}
 	}
 	if cfg.CommitURL != "" && strings.Count(cfg.CommitURL, "%s") != 1 {
-		return nil, &ConfigError{fmt.Errorf("site: --commit-url %q: want one %%s where the commit goes", cfg.CommitURL)}
+		return nil, &usage.Error{Err: fmt.Errorf("site: --commit-url %q: want one %%s where the commit goes", cfg.CommitURL)}
 	}
 	if cfg.Analysis.Thresholds == nil {
 		cfg.Analysis.Thresholds = judge.DefaultThresholds()
 	}
 	entries, err := os.ReadDir(cfg.History)
 	if err != nil {
-		return nil, &ConfigError{fmt.Errorf("site: --history: %w", err)}
+		return nil, &usage.Error{Err: fmt.Errorf("site: --history: %w", err)}
 	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("site: --out: %w", err)
 	}
-	rep := &SiteReport{Pages: []string{filepath.Join(cfg.Out, "index.html")}}
-	var index []site.IndexEntry
+	rep := &Report{Pages: []string{filepath.Join(cfg.Out, "index.html")}}
+	var index []sitepage.IndexEntry
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -73,7 +75,7 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 		for _, p := range pages {
 			name := files.SafeName(machine) + "-" + files.SafeName(p.Profile) + ".html"
 			var buf bytes.Buffer
-			if err := site.WritePage(&buf, p); err != nil {
+			if err := sitepage.WritePage(&buf, p); err != nil {
 				return nil, err
 			}
 			path := filepath.Join(cfg.Out, name)
@@ -81,11 +83,11 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 				return nil, err
 			}
 			rep.Pages = append(rep.Pages, path)
-			index = append(index, site.IndexEntry{Machine: machine, Profile: p.Profile, Page: name, Nights: len(p.Nights), Cells: p.Cells})
+			index = append(index, sitepage.IndexEntry{Machine: machine, Profile: p.Profile, Page: name, Nights: len(p.Nights), Cells: p.Cells})
 		}
 	}
 	var buf bytes.Buffer
-	if err := site.WriteIndex(&buf, index); err != nil {
+	if err := sitepage.WriteIndex(&buf, index); err != nil {
 		return nil, err
 	}
 	if err := files.WriteAtomic(rep.Pages[0], buf.Bytes()); err != nil {
@@ -95,7 +97,7 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 }
 
 // machinePages builds one page per profile of a machine's nights.
-func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]site.Page, error) {
+func machinePages(cfg Config, machine string, nights []history.Night) ([]sitepage.Page, error) {
 	series, err := history.AllSeries(nights, cfg.Analysis.Thresholds)
 	if err != nil {
 		return nil, err
@@ -105,10 +107,10 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]sit
 		return nil, err
 	}
 	nightIndex := map[string]int{}
-	var siteNights []site.Night
+	var siteNights []sitepage.Night
 	for i, n := range nights {
 		nightIndex[n.Name] = i
-		sn := site.Night{Name: n.Name, Commit: contract.ShortCommit(n.Commit), CommitTime: n.CommitTime}
+		sn := sitepage.Night{Name: n.Name, Commit: contract.ShortCommit(n.Commit), CommitTime: n.CommitTime}
 		// Links relative to the pages, so the site and the history can move together.
 		if rel, err := filepath.Rel(cfg.Out, filepath.Join(history.Dir(cfg.History, machine), n.Name, "nightly.md")); err == nil {
 			sn.Report = filepath.ToSlash(rel)
@@ -118,7 +120,7 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]sit
 		}
 		siteNights = append(siteNights, sn)
 	}
-	byProfile := map[string]*site.Page{}
+	byProfile := map[string]*sitepage.Page{}
 	var order []string
 	cellAt := map[string]int{} // index in its page's Cells
 	for _, s := range series {
@@ -128,7 +130,7 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]sit
 		}
 		page := byProfile[c.Profile]
 		if page == nil {
-			page = &site.Page{Machine: machine, Profile: c.Profile, Index: "index.html", Nights: siteNights}
+			page = &sitepage.Page{Machine: machine, Profile: c.Profile, Index: "index.html", Nights: siteNights}
 			byProfile[c.Profile] = page
 			order = append(order, c.Profile)
 		}
@@ -136,18 +138,18 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]sit
 		if !ok {
 			at = len(page.Cells)
 			cellAt[s.Cell] = at
-			page.Cells = append(page.Cells, site.Cell{Name: s.Cell, Anchor: files.SafeName(s.Cell)})
+			page.Cells = append(page.Cells, sitepage.Cell{Name: s.Cell, Anchor: files.SafeName(s.Cell)})
 		}
-		chart := site.Chart{Series: s}
+		chart := sitepage.Chart{Series: s}
 		for _, a := range alerts {
 			if a.Kind == history.AlertChange && a.Cell == s.Cell && a.Unit == s.Unit {
-				chart.ChangePoints = append(chart.ChangePoints, site.Change{Night: nightIndex[a.Night], Delta: a.Delta, Worse: a.Status == judge.Regression})
+				chart.ChangePoints = append(chart.ChangePoints, sitepage.Change{Night: nightIndex[a.Night], Delta: a.Delta, Worse: a.Status == judge.Regression})
 			}
 		}
 		page.Cells[at].Charts = append(page.Cells[at].Charts, chart)
 	}
 	slices.Sort(order)
-	var out []site.Page
+	var out []sitepage.Page
 	for _, p := range order {
 		out = append(out, *byProfile[p])
 	}

@@ -1,4 +1,4 @@
-package harness
+package site
 
 import (
 	"context"
@@ -103,7 +103,7 @@ const syncMark = "backfill-bench-sync-"
 func TestSiteInBrowser(t *testing.T) {
 	ctx, problems := browser(t)
 	out := t.TempDir()
-	rep, err := Site(SiteConfig{History: writeHistory(t), Out: out})
+	rep, err := Run(Config{History: writeHistory(t), Out: out})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package site
 
 import (
 	"fmt"
@@ -61,7 +61,7 @@ func TestSitePages(t *testing.T) {
 		commitURL := tc.commitURL
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
-			rep, err := Site(SiteConfig{History: history, Out: out, CommitURL: commitURL})
+			rep, err := Run(Config{History: history, Out: out, CommitURL: commitURL})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,12 +147,12 @@ var (
 )
 
 func TestSiteBadInput(t *testing.T) {
-	for _, cfg := range []SiteConfig{
+	for _, cfg := range []Config{
 		{History: t.TempDir()},
 		{History: filepath.Join(t.TempDir(), "missing"), Out: t.TempDir()},
 		{History: t.TempDir(), Out: t.TempDir(), CommitURL: "https://example.invalid/commit/"},
 	} {
-		if _, err := Site(cfg); err == nil {
+		if _, err := Run(cfg); err == nil {
 			t.Errorf("%+v: no error", cfg)
 		}
 	}

@@ -1,4 +1,6 @@
-package harness
+// Package why explains regressed cells: profiles of both sides diffed, the
+// functions whose instructions grew, and the bytes by category.
+package why
 
 import (
 	"bytes"
@@ -17,19 +19,20 @@ import (
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
-// whyTop is how many functions a diff lists.
-const whyTop = 10
+// top is how many functions a diff lists.
+const top = 10
 
-// profiledSide is a bench binary to profile a cell with.
-type profiledSide struct {
+// Side is a bench binary to profile a cell with.
+type Side struct {
 	Label, Binary string
 }
 
-// explain profiles every confirmed regressed cell of v once on each side (CPU, and
-// the heap where job-B/op or job-allocs/op regressed) and adds to v.Why the
+// Profile profiles every confirmed regressed cell of v once on each side (CPU, and
+// the heap where job-B/op or job-allocs/op regressed) and returns per cell the
 // functions that grew, with the profiles kept under dir/profiles for go tool pprof.
 // A cell that cannot be profiled says why in its entry; the comparison goes on.
-func explain(ctx context.Context, dir string, sides [2]profiledSide, profileFiles []string, timeout time.Duration, v *judge.Verdict) {
+func Profile(ctx context.Context, dir string, sides [2]Side, profileFiles []string, timeout time.Duration, v *judge.Verdict) []judge.Why {
+	var whys []judge.Why
 	var cells []string
 	heap := map[string]bool{}
 	for _, f := range v.Findings {
@@ -48,12 +51,13 @@ func explain(ctx context.Context, dir string, sides [2]profiledSide, profileFile
 		if err := profileCell(ctx, dir, sides, profileFiles, timeout, name, heap[name], &w); err != nil {
 			w.Error = err.Error()
 		}
-		v.Why = append(v.Why, w)
+		whys = append(whys, w)
 	}
+	return whys
 }
 
 // profileCell runs cell once per side with profiles and diffs them into w.
-func profileCell(ctx context.Context, dir string, sides [2]profiledSide, profileFiles []string, timeout time.Duration, name string, heap bool, w *judge.Why) error {
+func profileCell(ctx context.Context, dir string, sides [2]Side, profileFiles []string, timeout time.Duration, name string, heap bool, w *judge.Why) error {
 	cell, err := contract.ParseName(name)
 	if err != nil {
 		return err
@@ -110,7 +114,7 @@ func diffFiles(dir string, names [2]string, kind, key, value string) (*pprofdiff
 		return nil, err
 	}
 	defer head.Close()
-	return pprofdiff.Compare(base, head, kind, key, value, whyTop)
+	return pprofdiff.Compare(base, head, kind, key, value, top)
 }
 
 // tail is the end of a command's output, for an error message.
@@ -122,19 +126,20 @@ func tail(out []byte) string {
 	return string(out)
 }
 
-// addByteChanges puts beside each profiled cell of v its bytes by category (the
+// Bytes returns whys with, beside each explained cell, its bytes by category (the
 // logical bytes, then each filesystem category, then what persisting state added),
-// from v's own findings.
-func addByteChanges(v *judge.Verdict) {
+// from v's findings.
+func Bytes(v *judge.Verdict, whys []judge.Why) []judge.Why {
+	whys = slices.Clone(whys)
 	units := []string{contract.UnitLogicalPerOp}
 	for _, c := range contract.FSCategories {
 		units = append(units, contract.FSUnit(c))
 	}
 	units = append(units, contract.UnitPersistBytes)
-	for i := range v.Why {
+	for i := range whys {
 		for _, u := range units {
 			for _, f := range v.Findings {
-				if f.Cell != v.Why[i].Cell || f.Unit != u || f.Base.Median == 0 && f.Head.Median == 0 {
+				if f.Cell != whys[i].Cell || f.Unit != u || f.Base.Median == 0 && f.Head.Median == 0 {
 					continue // a category neither side wrote says nothing
 				}
 				b := judge.ByteChange{Unit: u, Base: f.Base.Median, Head: f.Head.Median}
@@ -142,8 +147,9 @@ func addByteChanges(v *judge.Verdict) {
 					d := b.Head/b.Base - 1
 					b.Delta = &d
 				}
-				v.Why[i].Bytes = append(v.Why[i].Bytes, b)
+				whys[i].Bytes = append(whys[i].Bytes, b)
 			}
 		}
 	}
+	return whys
 }

@@ -1,4 +1,4 @@
-package harness
+package why
 
 import (
 	"bytes"
@@ -22,7 +22,7 @@ import (
 func hotBench(t *testing.T, rounds string) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "bench.test")
-	out, err := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.hotRounds="+rounds, "./pprofdiff/testdata/hot").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.hotRounds="+rounds, "../pprofdiff/testdata/hot").CombinedOutput()
 	if err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
@@ -41,8 +41,8 @@ func TestExplainRegression(t *testing.T) {
 		{Cell: "profile=mem/workload=bid/rows=1000/persist=on/scan=merged/barrier=100rows/par=2", Unit: "steady-rows/s", Better: 1, Status: judge.NoRegression},
 	}}
 	dir := t.TempDir()
-	sides := [2]profiledSide{{"base", hotBench(t, "1")}, {"head", hotBench(t, "6")}}
-	explain(context.Background(), dir, sides, nil, time.Minute, v)
+	sides := [2]Side{{"base", hotBench(t, "1")}, {"head", hotBench(t, "6")}}
+	v.Why = Profile(context.Background(), dir, sides, nil, time.Minute, v)
 	if len(v.Why) != 1 {
 		t.Fatalf("%d cells explained, want the one that regressed: %+v", len(v.Why), v.Why)
 	}
@@ -70,8 +70,7 @@ func TestExplainRegression(t *testing.T) {
 	}
 
 	// A binary that cannot profile the cell leaves a reason, not a failed compare.
-	v.Why = nil
-	explain(context.Background(), t.TempDir(), [2]profiledSide{{"base", "/nonexistent"}, {"head", "/nonexistent"}}, nil, time.Minute, v)
+	v.Why = Profile(context.Background(), t.TempDir(), [2]Side{{"base", "/nonexistent"}, {"head", "/nonexistent"}}, nil, time.Minute, v)
 	if len(v.Why) != 1 || v.Why[0].Error == "" {
 		t.Errorf("explain with a missing binary: %+v, want the cell with an error", v.Why)
 	}
@@ -104,8 +103,7 @@ func TestWhyShowsBytesByCategory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v.Why = []judge.Why{{Cell: cell, Error: "not profiled in this test"}}
-	addByteChanges(v)
+	v.Why = Bytes(v, []judge.Why{{Cell: cell, Error: "not profiled in this test"}})
 	zero, double := 0.0, 1.0
 	want := []judge.ByteChange{
 		{Unit: contract.UnitLogicalPerOp, Base: 900, Head: 900, Delta: &zero},
