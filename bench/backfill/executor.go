@@ -16,6 +16,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
 
@@ -33,10 +34,14 @@ const (
 	Snapshot
 )
 
-// Scans are the strategies' names, as ParseScan takes them.
-var Scans = []string{"merged", "per-vnode", "snapshot"}
+// Scans are the strategies' names, as ParseScan takes them: contract.ScanKinds',
+// whose index is the Scan.
+var Scans = contract.Scans
 
 func (s Scan) String() string { return Scans[s] }
+
+// Kind is the strategy's entry in the table of scan kinds (its properties).
+func (s Scan) Kind() contract.ScanKind { return contract.ScanKinds[s] }
 
 // ParseScan returns the strategy named name.
 func ParseScan(name string) (Scan, error) { return parseName[Scan](Scans, "scan", name) }

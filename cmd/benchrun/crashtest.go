@@ -21,7 +21,7 @@ func runCrashTest(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	fs.Int64Var(&cfg.Rows, "rows", 3000, "rows of each job's upstream table")
 	fs.IntVar(&cfg.Parallel, "parallel", runtime.GOMAXPROCS(0), "scenarios run at once")
 	var m contract.Matrix
-	m.Persist, m.Scans = []bool{true, false}, []string{"merged", "per-vnode"} // snapshot cannot recover yet
+	m.Persist, m.Scans = []bool{true, false}, contract.RecoverableScans() // snapshot cannot recover yet
 	given := map[string]string{}
 	for _, d := range []string{"persist", "scan"} {
 		fs.Func(d, "comma-separated "+d+" values (default "+m.Get(d)+")", func(v string) error {

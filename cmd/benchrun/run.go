@@ -66,7 +66,7 @@ var dimensionHelp = map[string]string{
 	"workload": "workload specs table[+keys][+mix] (see `benchrun workloads`)",
 	"rows":     "initial rows of the upstream table",
 	"persist":  "persist backfill state: on, off or both",
-	"scan":     "scan strategies, as RisingWave names them: snapshot (snapshot backfill, the default: one committed snapshot, then the upstream's change log, with barriers of its own), merged (no-shuffle backfill, deprecated: a pk-ordered merge of the actor's vnodes at every barrier) or per-vnode (arrangement backfill: each vnode on its own)",
+	"scan":     contract.ScanHelp("snapshot"),
 	"barrier":  "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)",
 	"changes":  "upstream changes: per second (10k/s) or per epoch (500/epoch); default: 10k/s, or 1% of the barrier's rows per epoch",
 	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none, or a step mid-job at a per cent of the rows or a time (200k/s..50k/s@50%, 0/s..100k/s@2s; 0/s pauses, as in the engine); one bucket per actor, kept across the scan's reopens",
