@@ -14,6 +14,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -35,8 +36,8 @@ func TestContractMatchesModel(t *testing.T) {
 	if !slices.Equal(contract.FSCategories, cats) {
 		t.Errorf("contract fs categories %v, the meter's %v", contract.FSCategories, cats)
 	}
-	if contract.Pause != backfill.Paused {
-		t.Errorf("contract's paused rate %d, the executor's %v", contract.Pause, backfill.Paused)
+	if rates.Pause != backfill.Paused {
+		t.Errorf("contract's paused rate %d, the executor's %v", rates.Pause, backfill.Paused)
 	}
 	if contract.MaxPar != storage.DefaultVnodes {
 		t.Errorf("contract allows par up to %d, the vnode count is %d", contract.MaxPar, storage.DefaultVnodes)
@@ -56,7 +57,7 @@ func TestOutputParses(t *testing.T) {
 		res.Epochs = append(res.Epochs, pipeline.EpochTrace{Injected: t0.Add(time.Duration(i) * time.Millisecond), Latency: time.Millisecond, SnapshotRows: 1, CPU: time.Duration(i) * time.Microsecond})
 	}
 	w := benchfmt.NewWriter(&buf)
-	out := &benchfmt.Result{Name: benchfmt.Name("BenchmarkBackfill/" + contract.Cell{Profile: "mem", Workload: "narrow", Scan: "merged", Barrier: contract.Every(time.Second), Par: 1}.Name()), Iters: 1}
+	out := &benchfmt.Result{Name: benchfmt.Name("BenchmarkBackfill/" + contract.Cell{Profile: "mem", Workload: "narrow", Scan: "merged", Barrier: rates.Every(time.Second), Par: 1}.Name()), Iters: 1}
 	metrics, steady := bench.Metrics(res)
 	if !steady {
 		t.Fatal("a job of 102 epochs has no steady-state figures")

@@ -18,6 +18,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -25,7 +27,7 @@ import (
 var flags = contract.Register(flag.CommandLine, contract.Matrix{
 	Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{1_000_000},
 	Persist: []bool{false, true}, Scans: []string{"snapshot"},
-	Barriers: []contract.Cadence{contract.Every(100 * time.Millisecond), contract.Every(time.Second)}, Pars: []int{2},
+	Barriers: []rates.Cadence{rates.Every(100 * time.Millisecond), rates.Every(time.Second)}, Pars: []int{2},
 })
 
 func TestMain(m *testing.M) {
@@ -72,7 +74,7 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 	}
 	cfg.ChangesPerSecond, cfg.ChangesPerEpoch = 0, c.Changes.ChangesPerEpoch(c.Barrier)
 	cfg.SnapshotRateLimit = rate(c.Limit.Rate)
-	if st := c.Limit.Step; st != (contract.RateStep{}) {
+	if st := c.Limit.Step; st != (rates.RateStep{}) {
 		cfg.SnapshotRateStep = pipeline.RateStep{After: st.After, Rate: rate(st.Rate)}
 		if st.Percent > 0 {
 			cfg.SnapshotRateStep.AtRows = max(c.Rows*int64(st.Percent)/100, 1)
@@ -91,7 +93,7 @@ func jobConfig(c contract.Cell) (pipeline.Config, error) {
 
 // rate is a contract rate as the executor takes it.
 func rate(r int64) float64 {
-	if r == contract.Pause {
+	if r == rates.Pause {
 		return backfill.Paused
 	}
 	return float64(r)
@@ -113,7 +115,7 @@ func BenchmarkBackfill(b *testing.B) {
 				if *flags.Trace == "" {
 					return nil
 				}
-				return contract.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
+				return jobtrace.AppendTrace(*flags.Trace, bench.NewTrace(cell, r))
 			})
 		})
 	}

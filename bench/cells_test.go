@@ -9,15 +9,16 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // TestCellOptionsRun: cells of the chunk and limit dimensions turn into the job
 // they name (the engine's 256-row chunks by default, 1024 when named; a limit
 // stepped mid-job), run to a verified B == A, and their names parse back to them.
 func TestCellOptionsRun(t *testing.T) {
-	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 3000, Persist: true, Scan: "merged", Barrier: contract.Every(20 * time.Millisecond), Par: 2, Vnodes: 16}
-	stepped := contract.RateLimit{Rate: 20_000, Step: contract.RateStep{Rate: 0, Percent: 50}}
-	paused := contract.RateLimit{Rate: contract.Pause, Step: contract.RateStep{Rate: 50_000, After: 50 * time.Millisecond}}
+	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 3000, Persist: true, Scan: "merged", Barrier: rates.Every(20 * time.Millisecond), Par: 2, Vnodes: 16}
+	stepped := rates.RateLimit{Rate: 20_000, Step: rates.RateStep{Rate: 0, Percent: 50}}
+	paused := rates.RateLimit{Rate: rates.Pause, Step: rates.RateStep{Rate: 50_000, After: 50 * time.Millisecond}}
 	for _, tc := range []struct {
 		name   string
 		cell   func(contract.Cell) contract.Cell

@@ -4,11 +4,12 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 )
 
 // NewTrace makes the trace of one job of the cell.
-func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
-	t := contract.Trace{
+func NewTrace(c contract.Cell, r *pipeline.Result) jobtrace.Trace {
+	t := jobtrace.Trace{
 		Cell: c.Name(), WallSec: r.Wall.Seconds(), LoadSec: r.Load.Seconds(),
 		SnapshotRows: r.SnapshotRows, UpstreamRows: r.UpstreamRows,
 		FSBytes: map[string]int64{}, FSSyncs: map[string]int64{},
@@ -18,7 +19,7 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		t.Logical["log"] = r.Logical.Log
 	}
 	for _, e := range r.Creating {
-		t.Creating = append(t.Creating, contract.TraceCreatingEpoch{
+		t.Creating = append(t.Creating, jobtrace.TraceCreatingEpoch{
 			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
 			SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows, Replayed: e.Replayed, LagEpochs: e.Lag, Rebuilds: e.Rebuilds,
 		})
@@ -39,11 +40,11 @@ func NewTrace(c contract.Cell, r *pipeline.Result) contract.Trace {
 		if e.Upload > 0 {
 			phases["upload"] = e.Upload.Seconds()
 		}
-		t.Epochs = append(t.Epochs, contract.TraceEpoch{
+		t.Epochs = append(t.Epochs, jobtrace.TraceEpoch{
 			Epoch: e.Epoch, AtSec: e.Injected.Sub(r.Epochs[0].Injected).Seconds(), LatencySec: e.Latency.Seconds(),
 			Checkpoint: e.Checkpoint, SnapshotRows: e.SnapshotRows, UpstreamRows: e.UpstreamRows,
 			ReadLag: e.ReadLag, Buffered: e.Buffered,
-			LSM: &contract.TraceLSM{
+			LSM: &jobtrace.TraceLSM{
 				L0Files: e.LSM.L0Files, L0Sublevels: e.LSM.L0Sublevels, CompactionDebt: e.LSM.CompactionDebt,
 				Memtables: e.LSM.Memtables, ReadAmp: e.LSM.ReadAmp, Stalls: e.LSM.Stalls, StallSec: e.LSM.StallTime.Seconds(),
 				StallBytes:     e.LSM.StallBytes,

@@ -15,6 +15,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // TestEpochsCarryLSMState: a job with a 1 MiB memtable and epochs over half of it
@@ -83,12 +85,12 @@ func TestEpochsCarryLSMState(t *testing.T) {
 	}
 
 	// The trace file, as BenchmarkBackfill writes it for -trace.
-	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: cfg.Rows, Scan: "merged", Barrier: contract.Cadence{Rows: cfg.BarrierRows}, Vnodes: cfg.Vnodes, Par: cfg.Par}
+	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: cfg.Rows, Scan: "merged", Barrier: rates.Cadence{Rows: cfg.BarrierRows}, Vnodes: cfg.Vnodes, Par: cfg.Par}
 	path := filepath.Join(t.TempDir(), "trace.jsonl")
-	if err := contract.AppendTrace(path, bench.NewTrace(cell, res)); err != nil {
+	if err := jobtrace.AppendTrace(path, bench.NewTrace(cell, res)); err != nil {
 		t.Fatal(err)
 	}
-	traces, err := contract.ReadTraceFile(path)
+	traces, err := jobtrace.ReadTraceFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestEpochsCarryLSMState(t *testing.T) {
 		if e.LSM == nil {
 			t.Fatalf("epoch %d: no lsm in the trace", e.Epoch)
 		}
-		want := contract.TraceLSM{L0Files: m.L0Files, L0Sublevels: m.L0Sublevels, CompactionDebt: m.CompactionDebt, Memtables: m.Memtables,
+		want := jobtrace.TraceLSM{L0Files: m.L0Files, L0Sublevels: m.L0Sublevels, CompactionDebt: m.CompactionDebt, Memtables: m.Memtables,
 			ReadAmp: m.ReadAmp, Stalls: m.Stalls, StallSec: e.LSM.StallSec, StallBytes: m.StallBytes,
 			MemTableStalls: m.MemTableStalls, MemTableStallSec: e.LSM.MemTableStallSec, L0Stalls: m.L0Stalls, L0StallSec: e.LSM.L0StallSec}
 		if *e.LSM != want || math.Abs(e.LSM.StallSec-m.StallTime.Seconds()) > 1e-9 ||

@@ -1,9 +1,6 @@
 package contract
 
-import (
-	"fmt"
-	"strconv"
-)
+import "slices"
 
 // The baselines a backfill cell is measured against, each its own benchmark whose
 // sub-benchmark names carry the dimensions its work depends on:
@@ -30,9 +27,7 @@ var Baselines = []struct{ Benchmark, Label string }{
 }
 
 // RawCopyName is the append-order copy's sub-benchmark name for the cell's table.
-func (c Cell) RawCopyName() string {
-	return fmt.Sprintf("profile=%s/workload=%s/rows=%d", c.Profile, c.Workload, c.Rows)
-}
+func (c Cell) RawCopyName() string { return c.only("profile", "workload", "rows") }
 
 // ReplayName is the replay's sub-benchmark name for the cell: the cell's Name.
 func (c Cell) ReplayName() string { return c.Name() }
@@ -40,11 +35,12 @@ func (c Cell) ReplayName() string { return c.Name() }
 // ScanOnlyName is the scan-only baseline's sub-benchmark name for the cell: the
 // dimensions a scan's reads depend on, vnodes left out at its default as in Name.
 func (c Cell) ScanOnlyName() string {
-	vnodes := ""
-	if !c.AtDefault("vnodes") {
-		vnodes = "/vnodes=" + strconv.Itoa(c.Vnodes)
-	}
-	return fmt.Sprintf("profile=%s/workload=%s/rows=%d/scan=%s%s/par=%d", c.Profile, c.Workload, c.Rows, c.Scan, vnodes, c.Par)
+	return c.only("profile", "workload", "rows", "scan", "vnodes", "par")
+}
+
+// only is the cell's name of just the given dimensions, in table order.
+func (c Cell) only(dims ...string) string {
+	return JoinFields(slices.DeleteFunc(Fields(c.Name()), func(f Field) bool { return !slices.Contains(dims, f.Dim) }))
 }
 
 // BaselineName is the full name (without GOMAXPROCS suffix) of the cell's baseline

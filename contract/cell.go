@@ -3,11 +3,11 @@ package contract
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // BenchmarkName is the base name of the backfill benchmark; its sub-benchmarks are
@@ -22,14 +22,15 @@ type Cell struct {
 	Rows     int64
 	Persist  bool
 	Scan     string // "merged" or "per-vnode"
-	Barrier  Cadence
-	Changes  ChangeRate // left out of the name when the default
-	Limit    RateLimit  // left out of the name when none
-	Read     string     // read mode; "" or the default (left out of the name) is Reads[0]
-	Ckpt     int        // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
-	Vnodes   int        // vnode count; 0 or DefaultVnodes (left out of the name) is DefaultVnodes
-	Chunk    int        // snapshot chunk size in rows; 0 or DefaultChunk (left out of the name) is DefaultChunk
+	Barrier  rates.Cadence
+	Changes  rates.ChangeRate // left out of the name when the default
+	Limit    rates.RateLimit  // left out of the name when none
+	Read     string           // read mode; "" or the default (left out of the name) is Reads[0]
+	Ckpt     int              // checkpoint frequency: every n-th barrier syncs; 0 or 1 (left out of the name) is every one
+	Vnodes   int              // vnode count; 0 or DefaultVnodes (left out of the name) is DefaultVnodes
+	Chunk    int              // snapshot chunk size in rows; 0 or DefaultChunk (left out of the name) is DefaultChunk
 	Par      int
+	ext      string // the values of dimensions added by NewDimension (see extSet)
 }
 
 // ReadMode is the read mode, Reads[0] for the zero value.
@@ -59,26 +60,6 @@ func (c Cell) ChunkSize() int {
 // Checkpoint is the checkpoint frequency, 1 for the zero value.
 func (c Cell) Checkpoint() int { return max(c.Ckpt, 1) }
 
-// AtDefault reports whether dimension dim is an optional one at its default: left
-// out of the cell's name and of the bench binary's arguments.
-func (c Cell) AtDefault(dim string) bool {
-	switch dim {
-	case "changes":
-		return c.Changes.Default()
-	case "limit":
-		return c.Limit == RateLimit{}
-	case "read":
-		return c.ReadMode() == Reads[0]
-	case "ckpt":
-		return c.Checkpoint() == 1
-	case "vnodes":
-		return c.VnodeCount() == DefaultVnodes
-	case "chunk":
-		return c.ChunkSize() == DefaultChunk
-	}
-	return false
-}
-
 // OnOff renders a bool as the on|off used in names.
 func OnOff(b bool) string {
 	if b {
@@ -87,9 +68,10 @@ func OnOff(b bool) string {
 	return "off"
 }
 
-// Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…",
-// with changes=…, limit=…, read=…, ckpt=…, vnodes=… and chunk=… before par when they are not the defaults (so
-// names of cells that existed before these dimensions did stay the same).
+// Name returns "profile=…/workload=…/rows=…/persist=…/scan=…/barrier=…/par=…":
+// the dimensions in table order, those at their default left out (changes=…,
+// limit=…, read=…, ckpt=…, vnodes=… and chunk=… before par otherwise), so names
+// of cells that existed before a dimension did stay the same.
 func (c Cell) Name() string { return c.name("") }
 
 // RecoveryName is BenchmarkRecovery's sub-benchmark name for the cell with its
@@ -100,127 +82,99 @@ func (c Cell) RecoveryName(crash string) string { return c.name("/crash=" + cras
 
 // name is Name with afterRows put after rows=….
 func (c Cell) name(afterRows string) string {
-	extra := ""
-	if !c.AtDefault("changes") {
-		extra += "/changes=" + c.Changes.String()
+	var b strings.Builder
+	for _, d := range Dims() {
+		if d.Default != "" && d.get(c) == d.Default {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('/')
+		}
+		b.WriteString(d.Name + "=" + d.get(c))
+		if d.Name == "rows" {
+			b.WriteString(afterRows)
+		}
 	}
-	if !c.AtDefault("limit") {
-		extra += "/limit=" + c.Limit.String()
-	}
-	if !c.AtDefault("read") {
-		extra += "/read=" + c.Read
-	}
-	if !c.AtDefault("ckpt") {
-		extra += "/ckpt=" + strconv.Itoa(c.Ckpt)
-	}
-	if !c.AtDefault("vnodes") {
-		extra += "/vnodes=" + strconv.Itoa(c.Vnodes)
-	}
-	if !c.AtDefault("chunk") {
-		extra += "/chunk=" + strconv.Itoa(c.Chunk)
-	}
-	return fmt.Sprintf("profile=%s/workload=%s/rows=%d%s/persist=%s/scan=%s/barrier=%s%s/par=%d",
-		c.Profile, c.Workload, c.Rows, afterRows, OnOff(c.Persist), c.Scan, c.Barrier, extra, c.Par)
+	return b.String()
 }
 
 // FullName is the cell's benchmark name without the GOMAXPROCS suffix:
 // "Backfill/profile=…/par=2".
 func (c Cell) FullName() string { return BenchmarkName + "/" + c.Name() }
 
-// FormatDuration renders a duration without trailing zero units: 100ms, 1s, 1m30s.
-func FormatDuration(d time.Duration) string {
-	s := d.String()
-	for _, z := range []string{"m0s", "h0m"} {
-		if strings.HasSuffix(s, z) {
-			s = strings.TrimSuffix(s, z[1:])
-		}
-	}
-	return s
-}
-
-// ParseName parses a Name back into a Cell.
+// ParseName parses a Name back into a Cell: every dimension without a default
+// must be there, each at most once; the others left out are at their defaults.
 func ParseName(name string) (Cell, error) {
 	var c Cell
 	seen := map[string]bool{}
-	for _, part := range strings.Split(name, "/") {
-		k, v, ok := strings.Cut(part, "=")
+	for _, f := range Fields(name) {
+		if f.Dim == "" {
+			return c, fmt.Errorf("cell name %q: %q is not key=value", name, f.Value)
+		}
+		if seen[f.Dim] {
+			return c, fmt.Errorf("cell name %q: key %s repeated", name, f.Dim)
+		}
+		seen[f.Dim] = true
+		d, ok := Dim(f.Dim)
 		if !ok {
-			return c, fmt.Errorf("cell name %q: %q is not key=value", name, part)
+			return c, fmt.Errorf("cell name %q: unknown key %s", name, f.Dim)
 		}
-		if seen[k] {
-			return c, fmt.Errorf("cell name %q: key %s repeated", name, k)
-		}
-		seen[k] = true
-		var err error
-		switch k {
-		case "profile":
-			c.Profile = v
-		case "workload":
-			c.Workload = v
-		case "scan":
-			c.Scan = v
-		case "rows":
-			c.Rows, err = strconv.ParseInt(v, 10, 64)
-		case "par":
-			c.Par, err = strconv.Atoi(v)
-		case "barrier":
-			c.Barrier, err = ParseCadence(v)
-		case "changes":
-			c.Changes, err = ParseChangeRate(v)
-		case "limit":
-			c.Limit, err = ParseRateLimit(v)
-		case "read":
-			c.Read = v
-			if !slices.Contains(Reads, v) {
-				err = fmt.Errorf("read %q: want one of %s", v, strings.Join(Reads, ", "))
-			}
-		case "vnodes":
-			if c.Vnodes, err = strconv.Atoi(v); err == nil && (c.Vnodes < 1 || c.Vnodes > MaxVnodes) {
-				err = fmt.Errorf("vnodes %q: want a vnode count from 1 to %d", v, MaxVnodes)
-			}
-		case "chunk":
-			if c.Chunk, err = strconv.Atoi(v); err == nil && (c.Chunk < 2 || c.Chunk > MaxChunk) {
-				err = fmt.Errorf("chunk %q: want a chunk size from 2 to %d rows", v, MaxChunk)
-			}
-		case "ckpt":
-			if c.Ckpt, err = strconv.Atoi(v); err == nil && c.Ckpt < 1 {
-				err = fmt.Errorf("ckpt %q: want a checkpoint frequency ≥ 1", v)
-			}
-		case "persist":
-			if v != "on" && v != "off" {
-				err = fmt.Errorf("want on or off")
-			}
-			c.Persist = v == "on"
-		default:
-			return c, fmt.Errorf("cell name %q: unknown key %s", name, k)
-		}
-		if err != nil {
+		if err := d.set(&c, f.Value); err != nil {
 			return c, fmt.Errorf("cell name %q: %w", name, err)
 		}
 	}
-	for _, k := range Dimensions {
-		if !seen[k] && !optional[k] {
-			return c, fmt.Errorf("cell name %q: missing %s=", name, k)
+	for _, d := range Dims() {
+		switch {
+		case seen[d.Name]:
+		case d.Default == "":
+			return c, fmt.Errorf("cell name %q: missing %s=", name, d.Name)
+		default: // as Matrix.Cells makes them when left out
+			if err := d.set(&c, d.Default); err != nil {
+				return c, err
+			}
 		}
 	}
-	c.Ckpt, c.Read, c.Vnodes, c.Chunk = c.Checkpoint(), c.ReadMode(), c.VnodeCount(), c.ChunkSize() // as Matrix.Cells makes them when left out
 	return c, nil
 }
 
 // CellOf returns the cell of a BenchmarkBackfill result.
 func CellOf(r *benchfmt.Result) (Cell, bool) {
-	base, parts := r.Name.Parts()
-	if string(base) != BenchmarkName {
+	base, name := subName(r)
+	if base != BenchmarkName {
 		return Cell{}, false
 	}
-	var name []string
-	for _, p := range parts {
-		if s := string(p); strings.HasPrefix(s, "/") {
-			name = append(name, s[1:])
+	c, err := ParseName(name)
+	return c, err == nil
+}
+
+// BaselineCell returns the benchmark of a baseline's result (one of Baselines)
+// and the dimensions its sub-benchmark name carries, as a Cell: all of them for a
+// replay, some for the others (the rest left zero).
+func BaselineCell(r *benchfmt.Result) (base string, c Cell, ok bool) {
+	base, name := subName(r)
+	if !slices.ContainsFunc(Baselines, func(b struct{ Benchmark, Label string }) bool { return b.Benchmark == base }) {
+		return base, c, false
+	}
+	for _, f := range Fields(name) {
+		d, ok := Dim(f.Dim)
+		if !ok || d.set(&c, f.Value) != nil {
+			return base, c, false
 		}
 	}
-	c, err := ParseName(strings.Join(name, "/"))
-	return c, err == nil
+	return base, c, true
+}
+
+// subName splits a result's name into its benchmark and its sub-benchmark name,
+// without the GOMAXPROCS suffix.
+func subName(r *benchfmt.Result) (base, name string) {
+	b, parts := r.Name.Parts()
+	var levels []string
+	for _, p := range parts {
+		if s := string(p); strings.HasPrefix(s, "/") {
+			levels = append(levels, s[1:])
+		}
+	}
+	return string(b), strings.Join(levels, "/")
 }
 
 // Label is how tables and plots show a benchmark's full name: without the

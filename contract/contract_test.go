@@ -1,7 +1,6 @@
 package contract_test
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"math"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // trickyMatrix has values with the characters names may hold: '+', ':', '.', '-'.
@@ -66,7 +66,7 @@ func TestCellNameRoundTrip(t *testing.T) {
 			keys[k] = v
 		}
 		only := c.Only()
-		for _, d := range contract.Dimensions {
+		for _, d := range contract.DimensionNames() {
 			if _, named := keys[d]; !named && c.AtDefault(d) {
 				continue // left out at its default
 			}
@@ -109,7 +109,7 @@ func TestMatrixSetErrors(t *testing.T) {
 }
 
 func TestParseNameErrors(t *testing.T) {
-	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: contract.Every(time.Second), Par: 1}.Name()
+	good := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1, Scan: "merged", Barrier: rates.Every(time.Second), Par: 1}.Name()
 	for _, name := range []string{
 		"", "profile=mem", strings.Replace(good, "persist=off", "persist=maybe", 1),
 		strings.Replace(good, "rows=1", "rows=x", 1), good + "/color=red", good + "/par=2", "junk/" + good,
@@ -184,47 +184,6 @@ func TestDirectionDefaults(t *testing.T) {
 	marked[u.UnitMetadataKey] = &u
 	if contract.Better(marked, "widgets") != 1 {
 		t.Error("a Unit line's direction is not used")
-	}
-}
-
-func TestCadenceAndRates(t *testing.T) {
-	for in, want := range map[string]string{"100ms": "100ms", "1m30s": "1m30s", "50krows": "50krows", "50000rows": "50krows", "1500rows": "1500rows", "2mrows": "2mrows"} {
-		c, err := contract.ParseCadence(in)
-		if err != nil || c.String() != want {
-			t.Errorf("ParseCadence(%q) = %v, %v; want %s", in, c, err, want)
-		}
-	}
-	for _, bad := range []string{"0rows", "rows", "-5rows", "0s", "soon", "100ns "} {
-		if _, err := contract.ParseCadence(bad); err == nil {
-			t.Errorf("ParseCadence(%q): no error", bad)
-		}
-	}
-	for in, perEpoch := range map[string]int64{"10k/s": 1000, "500/epoch": 500, "0/s": 0, "default": 1000} {
-		r, err := contract.ParseChangeRate(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := r.ChangesPerEpoch(contract.Every(100 * time.Millisecond)); got != perEpoch {
-			t.Errorf("%s over 100ms: %d changes per epoch, want %d", in, got, perEpoch)
-		}
-	}
-	if got := (contract.ChangeRate{}).ChangesPerEpoch(contract.Cadence{Rows: 50_000}); got != 500 {
-		t.Errorf("default changes of 50krows: %d per epoch, want 1 %% = 500", got)
-	}
-	for _, bad := range []string{"10k", "5/min", "-1/s", "x/epoch"} {
-		if _, err := contract.ParseChangeRate(bad); err == nil {
-			t.Errorf("ParseChangeRate(%q): no error", bad)
-		}
-	}
-	var m contract.Matrix
-	m.Set("barrier", "50krows")
-	m.Set("changes", "10k/s")
-	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "--changes 500/epoch") {
-		t.Errorf("a rate per second with a work-driven barrier: %v", err)
-	}
-	m.Set("changes", "0/s") // snapshot only: no rate to convert
-	if err := m.Validate(); err != nil {
-		t.Errorf("a snapshot-only work-driven job: %v", err)
 	}
 }
 
@@ -343,21 +302,6 @@ func FuzzReadFiles(f *testing.F) {
 	})
 }
 
-// FuzzReadTraces: whatever the bytes, reading traces ends in traces or an error
-// naming the file and line.
-func FuzzReadTraces(f *testing.F) {
-	f.Add([]byte(`{"cell":"profile=mem","epochs":[{"epoch":2,"latency_sec":0.1,"phases_sec":{"scan":0.01}}]}` + "\n"))
-	f.Add([]byte("{\n"))
-	f.Add([]byte(`{"epochs":[{"latency_sec":"x"}]}` + "\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		traces, err := contract.ReadTraces(bytes.NewReader(data), "t.jsonl")
-		if err != nil && !strings.HasPrefix(err.Error(), "trace t.jsonl:") && !strings.Contains(err.Error(), "token too long") {
-			t.Fatalf("error without the file and line: %v", err)
-		}
-		_ = traces
-	})
-}
-
 // TestOptionalDimensionsInNames: read modes and checkpoint frequencies are left out
 // of names and bench arguments at their defaults, named before par otherwise, parse
 // back, and bad values are refused.
@@ -409,7 +353,7 @@ func TestOptionalDimensionsInNames(t *testing.T) {
 // so it stays what it was at the defaults and cells that differ only in an optional
 // dimension get different recovery names.
 func TestRecoveryNames(t *testing.T) {
-	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 100, Scan: "merged", Barrier: contract.Cadence{Rows: 2500}, Par: 2}
+	base := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 100, Scan: "merged", Barrier: rates.Cadence{Rows: 2500}, Par: 2}
 	const old = "profile=mem/workload=narrow/rows=100/crash=90%/persist=off/scan=merged/barrier=2500rows/par=2"
 	if got := base.RecoveryName("90%"); got != old {
 		t.Errorf("at the defaults: %q, want the name recoveries always had, %q", got, old)
@@ -421,8 +365,8 @@ func TestRecoveryNames(t *testing.T) {
 		{"read", func(c contract.Cell) contract.Cell { c.Read = "checkpoint"; return c }},
 		{"ckpt", func(c contract.Cell) contract.Cell { c.Ckpt = 10; return c }},
 		{"vnodes", func(c contract.Cell) contract.Cell { c.Vnodes = 16; return c }},
-		{"changes", func(c contract.Cell) contract.Cell { c.Changes = contract.ChangeRate{N: 5, Per: "epoch"}; return c }},
-		{"limit", func(c contract.Cell) contract.Cell { c.Limit = contract.RateLimit{Rate: 1000}; return c }},
+		{"changes", func(c contract.Cell) contract.Cell { c.Changes = rates.ChangeRate{N: 5, Per: "epoch"}; return c }},
+		{"limit", func(c contract.Cell) contract.Cell { c.Limit = rates.RateLimit{Rate: 1000}; return c }},
 		{"chunk", func(c contract.Cell) contract.Cell { c.Chunk = 1024; return c }},
 	} {
 		t.Run(tt.dim, func(t *testing.T) {
@@ -491,50 +435,24 @@ func TestImpossibleCellsSkipped(t *testing.T) {
 	}
 }
 
-// TestRateLimits: the limit dimension's values, old and new, parse to what they
-// say and print back to names that parse the same; limits with which a job never
-// ends are refused with the reason.
-func TestRateLimits(t *testing.T) {
-	for _, tc := range []struct {
-		in, name string
-		want     contract.RateLimit
-	}{
-		{"none", "none", contract.RateLimit{}},
-		{"200k/s", "200k-per-s", contract.RateLimit{Rate: 200_000}},
-		{"200k-per-s", "200k-per-s", contract.RateLimit{Rate: 200_000}},
-		{"1500/s", "1500-per-s", contract.RateLimit{Rate: 1500}},
-		{"200k/s..50k/s@50%", "200k-per-s..50k-per-s@50%", contract.RateLimit{Rate: 200_000, Step: contract.RateStep{Rate: 50_000, Percent: 50}}},
-		{"none..10k/s@25%", "none..10k-per-s@25%", contract.RateLimit{Step: contract.RateStep{Rate: 10_000, Percent: 25}}},
-		{"0/s..100k/s@1500ms", "0-per-s..100k-per-s@1.5s", contract.RateLimit{Rate: contract.Pause, Step: contract.RateStep{Rate: 100_000, After: 1500 * time.Millisecond}}},
-		{"50k/s..none@2s", "50k-per-s..none@2s", contract.RateLimit{Rate: 50_000, Step: contract.RateStep{After: 2 * time.Second}}},
-	} {
-		got, err := contract.ParseRateLimit(tc.in)
-		if err != nil || got != tc.want {
-			t.Errorf("ParseRateLimit(%q) = %+v, %v; want %+v", tc.in, got, err, tc.want)
-			continue
-		}
-		if got.String() != tc.name {
-			t.Errorf("%q prints as %q, want %q", tc.in, got.String(), tc.name)
-		}
-		if back, err := contract.ParseRateLimit(got.String()); err != nil || back != got {
-			t.Errorf("%q does not parse back: %+v, %v", got.String(), back, err)
-		}
+// TestWorkDrivenChangesPerEpoch: a change rate per second is refused with a barrier
+// cut by rows read, and the error gives the per-epoch rate to use instead.
+func TestWorkDrivenChangesPerEpoch(t *testing.T) {
+	var m contract.Matrix
+	m.Set("barrier", "50krows")
+	m.Set("changes", "10k/s")
+	if err := m.Validate(); err == nil || !strings.Contains(err.Error(), "--changes 500/epoch") {
+		t.Errorf("a rate per second with a work-driven barrier: %v", err)
 	}
-	for _, tc := range []struct{ in, why string }{
-		{"0/s", "never ends"},
-		{"100k/s..0/s@50%", "pauses the scan for good"},
-		{"0/s..100k/s@50%", "never reaches a per cent"},
-		{"100k/s..100k/s@50%", "changes nothing"},
-		{"100k/s..50k/s@100%", "per cent"},
-		{"100k/s..50k/s", "want snapshot rows"},
-		{"100k/s@50%", "want snapshot rows"},
-		{"100k/s..50k/s@soon", "per cent"},
-		{"-5/s", "want snapshot rows"},
-	} {
-		if _, err := contract.ParseRateLimit(tc.in); err == nil || !strings.Contains(err.Error(), tc.why) {
-			t.Errorf("ParseRateLimit(%q): err %v, want one saying %q", tc.in, err, tc.why)
-		}
+	m.Set("changes", "0/s") // snapshot only: no rate to convert
+	if err := m.Validate(); err != nil {
+		t.Errorf("a snapshot-only work-driven job: %v", err)
 	}
+}
+
+// TestPausedLimitNeedsTimeBarrier: a scan paused at its start with barriers cut by
+// rows read would never resume, so the matrix is refused.
+func TestPausedLimitNeedsTimeBarrier(t *testing.T) {
 	var m contract.Matrix
 	for d, v := range map[string]string{"profile": "mem", "workload": "narrow", "rows": "1000", "persist": "on", "scan": "merged", "barrier": "100rows", "limit": "0/s..10k/s@1s", "par": "2"} {
 		if err := m.Set(d, v); err != nil {

@@ -30,8 +30,8 @@ type Flags struct {
 // Register declares the flags on fs, each dimension defaulting to defaults' values.
 func Register(fs *flag.FlagSet, defaults Matrix) *Flags {
 	f := &Flags{dims: map[string]*string{}}
-	for _, d := range Dimensions {
-		f.dims[d] = fs.String(d, defaults.Get(d), "comma-separated "+d+" values of the cells to run")
+	for _, d := range Dims() {
+		f.dims[d.Name] = fs.String(d.Name, defaults.Get(d.Name), "comma-separated "+d.Help)
 	}
 	f.ProfileFiles = fs.String(FlagProfileFile, "", "comma-separated profile files to add to the built-in profiles")
 	f.Crash = fs.String(FlagCrash, "25%,50%,90%", "comma-separated fractions of the snapshot rows at which BenchmarkRecovery loses power")
@@ -43,7 +43,7 @@ func Register(fs *flag.FlagSet, defaults Matrix) *Flags {
 // Matrix reads the dimension flags; an error names the flag.
 func (f *Flags) Matrix() (Matrix, error) {
 	var m Matrix
-	for _, d := range Dimensions {
+	for _, d := range DimensionNames() {
 		if err := m.Set(d, *f.dims[d]); err != nil {
 			return m, &FlagError{Flag: d, Err: err}
 		}
@@ -74,13 +74,11 @@ func (e *FlagError) Unwrap() error { return e.Err }
 // optional dimension at its default is left out, so a bench binary built before
 // that dimension existed still runs the cell.
 func (c Cell) Args(trace string, profileFiles []string) []string {
-	m := c.Only()
 	args := []string{"-test.run", "^$", "-test.bench", c.BenchRegexp()}
-	for _, d := range Dimensions {
-		if c.AtDefault(d) {
-			continue
+	for _, d := range Dims() {
+		if v := d.get(c); d.Default == "" || v != d.Default {
+			args = append(args, "-"+d.Name, v)
 		}
-		args = append(args, "-"+d, m.Get(d))
 	}
 	args = append(args, "-test.benchtime", "1x", "-test.count", "1")
 	if trace != "" {

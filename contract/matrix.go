@@ -2,11 +2,12 @@ package contract
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // Scans are the names of the scan strategies the executor implements (ScanKinds);
@@ -19,16 +20,9 @@ var Scans = scanNames()
 // first is the default, left out of cell names.
 var Reads = []string{"uncommitted", "checkpoint"}
 
-// Dimensions are the keys of a cell name, in name order. They are also the flag names,
-// taking comma-separated lists, of the benchmark binary and of `benchrun run`.
-var Dimensions = []string{"profile", "workload", "rows", "persist", "scan", "barrier", "changes", "limit", "read", "ckpt", "vnodes", "chunk", "par"}
-
 // MaxPar is the most actors a job can have: the vnode count, each actor owning at
 // least one vnode (the bench package's tests check it against the storage layer).
 const MaxPar = 256
-
-// optional are the dimensions a name leaves out at their default.
-var optional = map[string]bool{"changes": true, "limit": true, "read": true, "ckpt": true, "vnodes": true, "chunk": true}
 
 // DefaultVnodes is the vnode count of a cell that does not name one (the engine's;
 // the bench package's tests check it against the storage layer).
@@ -52,14 +46,15 @@ type Matrix struct {
 	Rows      []int64
 	Persist   []bool
 	Scans     []string
-	Barriers  []Cadence
-	Changes   []ChangeRate // empty: the default only
-	Limits    []RateLimit  // empty: none only
-	Reads     []string     // read modes; empty: the default only
-	Ckpts     []int        // checkpoint frequencies; empty: 1 only
-	Vnodes    []int        // vnode counts; empty: DefaultVnodes only
-	Chunks    []int        // snapshot chunk sizes; empty: DefaultChunk only
+	Barriers  []rates.Cadence
+	Changes   []rates.ChangeRate // empty: the default only
+	Limits    []rates.RateLimit  // empty: none only
+	Reads     []string           // read modes; empty: the default only
+	Ckpts     []int              // checkpoint frequencies; empty: 1 only
+	Vnodes    []int              // vnode counts; empty: DefaultVnodes only
+	Chunks    []int              // snapshot chunk sizes; empty: DefaultChunk only
 	Pars      []int
+	ext       map[string][]string // dimensions added by NewDimension
 }
 
 // Set parses a comma-separated list of values for one dimension, replacing its values.
@@ -75,94 +70,11 @@ func (m *Matrix) Set(dim, list string) error {
 	if len(vals) == 0 {
 		return fmt.Errorf("%s: empty list", dim)
 	}
-	bad := func(v string, why any) error { return fmt.Errorf("%s %q: %v", dim, v, why) }
-	var err error
-	switch dim {
-	case "profile", "workload":
-		for _, v := range vals {
-			if strings.ContainsAny(v, "/= ") {
-				return bad(v, "a "+dim+" name has no '/', '=' or space")
-			}
-		}
-		if dim == "profile" {
-			m.Profiles = vals
-		} else {
-			m.Workloads = vals
-		}
-	case "rows":
-		m.Rows = nil
-		for _, v := range vals {
-			n, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64)
-			if err != nil || n < 0 {
-				return bad(v, "want a row count ≥ 0")
-			}
-			m.Rows = append(m.Rows, n)
-		}
-	case "persist":
-		m.Persist = nil
-		for _, v := range vals {
-			if v != "on" && v != "off" {
-				return bad(v, "want on, off or on,off")
-			}
-			m.Persist = append(m.Persist, v == "on")
-		}
-	case "scan":
-		for _, v := range vals {
-			if !slices.Contains(Scans, v) {
-				return bad(v, fmt.Sprintf("unknown scan (have %s)", strings.Join(Scans, ", ")))
-			}
-		}
-		m.Scans = vals
-	case "barrier":
-		m.Barriers, err = parseEach(vals, ParseCadence)
-	case "changes":
-		m.Changes, err = parseEach(vals, ParseChangeRate)
-	case "limit":
-		m.Limits, err = parseEach(vals, ParseRateLimit)
-	case "read":
-		for _, v := range vals {
-			if !slices.Contains(Reads, v) {
-				return bad(v, fmt.Sprintf("unknown read mode (have %s)", strings.Join(Reads, ", ")))
-			}
-		}
-		m.Reads = vals
-	case "ckpt":
-		m.Ckpts, err = parseEach(vals, intIn(bad, 1, math.MaxInt, "want a checkpoint frequency ≥ 1 (every n-th barrier syncs)"))
-	case "vnodes":
-		m.Vnodes, err = parseEach(vals, intIn(bad, 1, MaxVnodes, fmt.Sprintf("want a vnode count from 1 to %d", MaxVnodes)))
-	case "chunk":
-		m.Chunks, err = parseEach(vals, intIn(bad, 2, MaxChunk, fmt.Sprintf("want a snapshot chunk size from 2 to %d rows (the engine's default is %d)", MaxChunk, DefaultChunk)))
-	case "par":
-		m.Pars, err = parseEach(vals, intIn(bad, 1, MaxPar, fmt.Sprintf("want an actor count from 1 to %d (each actor owns at least one of the %d vnodes)", MaxPar, MaxPar)))
-	default:
-		return fmt.Errorf("unknown dimension %q (have %s)", dim, strings.Join(Dimensions, ", "))
+	d, ok := Dim(dim)
+	if !ok {
+		return fmt.Errorf("unknown dimension %q (have %s)", dim, strings.Join(DimensionNames(), ", "))
 	}
-	return err
-}
-
-// parseEach parses every value of a list, stopping at the first it refuses.
-func parseEach[T any](vals []string, parse func(string) (T, error)) ([]T, error) {
-	out := make([]T, 0, len(vals))
-	for _, v := range vals {
-		x, err := parse(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, x)
-	}
-	return out, nil
-}
-
-// intIn parses an integer from lo to hi; bad words the error, why says what is
-// wanted.
-func intIn(bad func(string, any) error, lo, hi int, why string) func(string) (int, error) {
-	return func(v string) (int, error) {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < lo || n > hi {
-			return 0, bad(v, why)
-		}
-		return n, nil
-	}
+	return d.setValues(m, vals)
 }
 
 // Canonicalize replaces every workload spec by canon's form of it (the workload
@@ -182,70 +94,29 @@ func (m *Matrix) Canonicalize(canon func(spec string) (string, error)) error {
 	return nil
 }
 
-// Get renders one dimension's values as the list Set accepts.
+// Get renders one dimension's values as the list Set accepts; a dimension with a
+// default and no values is at its default.
 func (m Matrix) Get(dim string) string {
-	var out []string
-	switch dim {
-	case "profile":
-		out = m.Profiles
-	case "workload":
-		out = m.Workloads
-	case "scan":
-		out = m.Scans
-	case "rows":
-		for _, n := range m.Rows {
-			out = append(out, strconv.FormatInt(n, 10))
-		}
-	case "persist":
-		for _, b := range m.Persist {
-			out = append(out, OnOff(b))
-		}
-	case "barrier":
-		for _, c := range m.Barriers {
-			out = append(out, c.String())
-		}
-	case "changes":
-		for _, r := range m.changes() {
-			out = append(out, r.String())
-		}
-	case "limit":
-		for _, l := range m.limits() {
-			out = append(out, l.String())
-		}
-	case "read":
-		out = m.reads()
-	case "ckpt":
-		for _, n := range m.ckpts() {
-			out = append(out, strconv.Itoa(n))
-		}
-	case "vnodes":
-		for _, n := range m.vnodes() {
-			out = append(out, strconv.Itoa(n))
-		}
-	case "chunk":
-		for _, n := range m.chunks() {
-			out = append(out, strconv.Itoa(n))
-		}
-	case "par":
-		for _, n := range m.Pars {
-			out = append(out, strconv.Itoa(n))
-		}
-	}
-	return strings.Join(out, ",")
+	d, _ := Dim(dim)
+	return strings.Join(m.values(d), ",")
 }
 
-func (m Matrix) changes() []ChangeRate {
+// values are the matrix's values of d, its default when it has none.
+func (m Matrix) values(d Dimension) []string {
+	if d.values == nil {
+		return nil
+	}
+	if vs := d.values(m); len(vs) > 0 || d.Default == "" {
+		return vs
+	}
+	return []string{d.Default}
+}
+
+func (m Matrix) changes() []rates.ChangeRate {
 	if len(m.Changes) == 0 {
-		return []ChangeRate{{}}
+		return []rates.ChangeRate{{}}
 	}
 	return m.Changes
-}
-
-func (m Matrix) reads() []string {
-	if len(m.Reads) == 0 {
-		return Reads[:1]
-	}
-	return m.Reads
 }
 
 func (m Matrix) vnodes() []int {
@@ -255,23 +126,9 @@ func (m Matrix) vnodes() []int {
 	return m.Vnodes
 }
 
-func (m Matrix) chunks() []int {
-	if len(m.Chunks) == 0 {
-		return []int{DefaultChunk}
-	}
-	return m.Chunks
-}
-
-func (m Matrix) ckpts() []int {
-	if len(m.Ckpts) == 0 {
-		return []int{1}
-	}
-	return m.Ckpts
-}
-
-func (m Matrix) limits() []RateLimit {
+func (m Matrix) limits() []rates.RateLimit {
 	if len(m.Limits) == 0 {
-		return []RateLimit{{}}
+		return []rates.RateLimit{{}}
 	}
 	return m.Limits
 }
@@ -309,35 +166,32 @@ func (m Matrix) Impossible() []string {
 	return out
 }
 
-// cross is the whole cross product, possible or not.
+// cross is the whole cross product, possible or not, in table order but with
+// the paired dimensions varying fastest.
 func (m Matrix) cross() []Cell {
 	cells := []Cell{{}}
-	// expand crosses the cells so far with n values of one dimension.
-	expand := func(n int, set func(c *Cell, i int)) {
-		out := make([]Cell, 0, len(cells)*n)
+	dims := Dims()
+	slices.SortStableFunc(dims, func(a, b Dimension) int { return boolInt(a.Paired) - boolInt(b.Paired) })
+	for _, d := range dims {
+		vals := m.values(d)
+		out := make([]Cell, 0, len(cells)*len(vals))
 		for _, c := range cells {
-			for i := range n {
-				set(&c, i)
-				out = append(out, c)
+			for _, v := range vals {
+				if d.set(&c, v) == nil {
+					out = append(out, c)
+				}
 			}
 		}
 		cells = out
 	}
-	changes, limits, reads, ckpts, vnodes, chunks := m.changes(), m.limits(), m.reads(), m.ckpts(), m.vnodes(), m.chunks()
-	expand(len(m.Profiles), func(c *Cell, i int) { c.Profile = m.Profiles[i] })
-	expand(len(m.Workloads), func(c *Cell, i int) { c.Workload = m.Workloads[i] })
-	expand(len(m.Rows), func(c *Cell, i int) { c.Rows = m.Rows[i] })
-	expand(len(m.Scans), func(c *Cell, i int) { c.Scan = m.Scans[i] })
-	expand(len(m.Barriers), func(c *Cell, i int) { c.Barrier = m.Barriers[i] })
-	expand(len(changes), func(c *Cell, i int) { c.Changes = changes[i] })
-	expand(len(limits), func(c *Cell, i int) { c.Limit = limits[i] })
-	expand(len(reads), func(c *Cell, i int) { c.Read = reads[i] })
-	expand(len(ckpts), func(c *Cell, i int) { c.Ckpt = ckpts[i] })
-	expand(len(vnodes), func(c *Cell, i int) { c.Vnodes = vnodes[i] })
-	expand(len(chunks), func(c *Cell, i int) { c.Chunk = chunks[i] })
-	expand(len(m.Pars), func(c *Cell, i int) { c.Par = m.Pars[i] })
-	expand(len(m.Persist), func(c *Cell, i int) { c.Persist = m.Persist[i] })
 	return cells
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // Validate checks what no single dimension can: a change rate per second has no
@@ -368,12 +222,11 @@ func (m Matrix) Validate() error {
 
 // Only returns the matrix holding just this cell.
 func (c Cell) Only() Matrix {
-	return Matrix{
-		Profiles: []string{c.Profile}, Workloads: []string{c.Workload}, Rows: []int64{c.Rows},
-		Persist: []bool{c.Persist}, Scans: []string{c.Scan}, Barriers: []Cadence{c.Barrier},
-		Changes: []ChangeRate{c.Changes}, Limits: []RateLimit{c.Limit}, Reads: []string{c.ReadMode()}, Ckpts: []int{c.Checkpoint()}, Vnodes: []int{c.VnodeCount()},
-		Chunks: []int{c.ChunkSize()}, Pars: []int{c.Par},
+	var m Matrix
+	for _, d := range Dims() {
+		d.setValues(&m, []string{d.get(c)})
 	}
+	return m
 }
 
 // BenchRegexp matches this cell's sub-benchmark of BenchmarkBackfill and nothing else.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,9 +15,12 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/cellsdiff"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/stats"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -176,7 +180,7 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			notes = append(notes, "results files cannot be re-run: regressions are not confirmed")
 		}
 	} else {
-		checkout, err := runner.InspectCheckout(ctx, cfg.Src)
+		checkout, err := testbed.InspectCheckout(ctx, cfg.Src)
 		if err != nil {
 			return nil, err
 		}
@@ -184,11 +188,11 @@ func Compare(ctx context.Context, cfg CompareConfig) (*judge.Verdict, error) {
 			return nil, err
 		}
 		if cfg.CellsFromDiff != "" {
-			changed, err := runner.ChangedPaths(ctx, checkout.Dir, s.base.ref, s.head.ref)
+			changed, err := testbed.ChangedPaths(ctx, checkout.Dir, s.base.ref, s.head.ref)
 			if err != nil {
 				return nil, fmt.Errorf("--cells-from-diff: %w", err)
 			}
-			more, err := addCellsFromDiff(&cfg.Matrix, cfg.CellsFromDiff, changed)
+			more, err := cellsdiff.Add(&cfg.Matrix, cfg.CellsFromDiff, changed)
 			if err != nil {
 				return nil, &ConfigError{err}
 			}
@@ -449,7 +453,7 @@ func confirmRegressions(v *judge.Verdict, cfg CompareConfig, opts judge.Options,
 // smallest p, 0.031, could never pass the adaptive compare's α = 0.0221, so no
 // regression was ever confirmed).
 func confirmRounds(cfg CompareConfig, alpha float64, judged int) int {
-	return max(cfg.Count*cfg.Confirm, judge.MinPairedRounds(alpha/float64(max(judged, 1))))
+	return max(cfg.Count*cfg.Confirm, stats.MinPairedRounds(alpha/float64(max(judged, 1))))
 }
 
 // writeComparison writes the table of every metric, verdict.json, the plots and
@@ -483,7 +487,7 @@ func writeComparison(cfg CompareConfig, dir string, v *judge.Verdict, g *judge.G
 		plots = drawPlots(&plotLines, cfg.logger(), dir, ps)
 	}
 	var report bytes.Buffer
-	render.WriteReport(&report, v, runner.QuoteArgs(cfg.CommandLine), runner.InspectMachine().Describe(), plots)
+	render.WriteReport(&report, v, runner.QuoteArgs(cfg.CommandLine), testbed.InspectMachine().Describe(), plots)
 	if err := files.WriteAtomic(filepath.Join(dir, "report.md"), report.Bytes()); err != nil {
 		return err
 	}
@@ -500,24 +504,24 @@ type builds struct {
 	worktrees []func()
 }
 
-func newBuilds(ctx context.Context, cfg CompareConfig, checkout runner.Checkout, dir string, specs ...sideSpec) (*builds, error) {
+func newBuilds(ctx context.Context, cfg CompareConfig, checkout testbed.Checkout, dir string, specs ...sideSpec) (*builds, error) {
 	b := &builds{}
 	for i, spec := range specs {
 		label := []string{judge.SideBase, judge.SideHead}[i]
 		s := runner.Side{Label: label, Checkout: checkout, Binary: filepath.Join(dir, label+".test")}
 		if spec.ref != "" {
-			wt, remove, err := runner.AddWorktree(ctx, checkout.Dir, spec.ref)
+			wt, remove, err := testbed.AddWorktree(ctx, checkout.Dir, spec.ref)
 			if err != nil {
 				return b, err
 			}
 			b.worktrees = append(b.worktrees, remove)
-			if s.Checkout, err = runner.InspectCheckout(ctx, wt); err != nil {
+			if s.Checkout, err = testbed.InspectCheckout(ctx, wt); err != nil {
 				return b, err
 			}
 		}
 		cfg.logger().Info("building the bench binary", "side", label, "ref", spec.label(), "commit", s.Checkout.Short())
 		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary); err != nil {
-			return b, &runner.BuildError{Side: spec.label(), Err: err}
+			return b, &testbed.BuildError{Side: spec.label(), Err: err}
 		}
 		b.sides = append(b.sides, s)
 	}
@@ -532,3 +536,6 @@ func (b *builds) close() {
 		remove()
 	}
 }
+
+// Log is the logger of o: its Logger, or one that discards.
+func (o Output) Log() *slog.Logger { return o.logger() }

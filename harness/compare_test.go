@@ -58,7 +58,7 @@ func BenchmarkBackfill(b *testing.B) {
 // tiny is tinyBench sleeping d, with the contract's flag names.
 func tiny(d string) string {
 	return strings.NewReplacer("SLEEP", d, "TRACE", contract.FlagTrace, "PROFILEFILE", contract.FlagProfileFile,
-		"DIMENSIONS", fmt.Sprintf("%#v", contract.Dimensions)).Replace(tinyBench)
+		"DIMENSIONS", fmt.Sprintf("%#v", contract.DimensionNames())).Replace(tinyBench)
 }
 
 // TestCompareCommits builds two commits of a throwaway module whose benchmark is

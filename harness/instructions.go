@@ -10,6 +10,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
@@ -22,26 +23,6 @@ const (
 	MeasureTime         = "time"
 	MeasureInstructions = "instructions"
 )
-
-// InstructionMatrix is the quick suite when counting instructions: a tenth of its
-// rows (under callgrind a job runs 20–50× slower), with its barrier every 2 500
-// rows, so that per-row work weighs as much against per-barrier work as there (a
-// barrier reopens an iterator per vnode: ~9.5 M instructions; with a barrier every
-// 250 rows it made 3/4 of instructions/row and hid per-row changes). Its jobs are
-// too short for steady-state figures, which counts do not need. The window's
-// count varies ~0.4 % run to run at this size.
-func InstructionMatrix() contract.Matrix {
-	m := QuickMatrix()
-	m.Rows = []int64{30_000}
-	return m
-}
-
-// InstructionCount is the default rounds of a counting compare or run: the
-// signed-rank test of n rounds cannot go below p = 2/2ⁿ, and the quick suite's 12
-// judged pairs (4 cells × instructions/row, write-amp, job-allocs/op) at the
-// adaptive α = 0.0221 need p < 0.0018 from the first pair Holm's correction tests:
-// 11 rounds at least, 12 leave room for one round against.
-const InstructionCount = 12
 
 // instructions checks that this machine can count and says with which valgrind;
 // nil when the measure is wall-clock time.
@@ -133,7 +114,7 @@ func meanFunctions(traces []string, cell string) (map[string]float64, error) {
 	sum := map[string]float64{}
 	jobs := 0
 	for _, tr := range traces {
-		ts, err := contract.ReadTraceFile(tr)
+		ts, err := jobtrace.ReadTraceFile(tr)
 		if err != nil || len(ts) == 0 || ts[0].Cell != cell {
 			continue
 		}

@@ -16,26 +16,9 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
-
-// NightlyMatrix is the matrix that guards main: the quick suite's cells (work-driven
-// barriers, so every night does the same work) on every profile marked nightly and
-// with every scan, plus the composite-key workload (groups: a grouped MV's
-// three-column key, one column descending), so that every scan's filter and
-// positions are checked on a key of more than one column every night.
-func NightlyMatrix(profiles *profile.Set) contract.Matrix {
-	m := QuickMatrix()
-	m.Profiles = nil
-	for _, p := range profiles.All() {
-		if p.Nightly {
-			m.Profiles = append(m.Profiles, p.Name)
-		}
-	}
-	m.Scans = contract.Scans
-	m.Workloads = append(slices.Clone(m.Workloads), "groups")
-	return m
-}
 
 // NightlyRecoveries are the nightly's recovery cells: the first cell of the
 // matrix on its first in-memory profile (a power loss needs the crashable
@@ -63,10 +46,6 @@ func NightlyRecoveries(m contract.Matrix, profiles *profile.Set) []runner.Recove
 	}
 	return nil
 }
-
-// NightlyCount is the rounds of a nightly run: MinCount, the fewest for which
-// a night's median has a 95 % interval (the dashboard's band; with 5 it had none).
-const NightlyCount = MinCount
 
 // NightlyConfig configures `benchrun nightly`.
 type NightlyConfig struct {
@@ -128,7 +107,7 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 	var units benchfmt.UnitMetadataMap
 	root := cfg.History
 	if root == "" {
-		checkout, err := runner.InspectCheckout(ctx, cfg.Run.Src)
+		checkout, err := testbed.InspectCheckout(ctx, cfg.Run.Src)
 		if err != nil {
 			return nil, fmt.Errorf("nightly: %w (or pass --history)", err)
 		}
@@ -156,7 +135,7 @@ func Nightly(ctx context.Context, cfg NightlyConfig) (*NightlyReport, error) {
 		return nil, err
 	}
 	if fingerprint == "" {
-		fingerprint = runner.InspectMachine().Fingerprint
+		fingerprint = testbed.InspectMachine().Fingerprint
 	}
 	rep.Dir = history.Dir(root, fingerprint)
 	nights, skipped, err := history.Load(root, fingerprint)

@@ -14,6 +14,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/stats"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -111,14 +112,14 @@ func noiseRows(v *judge.Verdict, g *judge.Grid, o judge.Options) []NoiseRow {
 		pair := cells[[2]string{f.Cell, f.Unit}]
 		r := NoiseRow{Cell: f.Cell, Unit: f.Unit, N: f.Pairs, Detectable: math.Inf(1), PairCorr: math.NaN()}
 		if pair[0] != nil && pair[1] != nil {
-			r.RunCV = judge.CV(append(append([]float64(nil), pair[0].Raw...), pair[1].Raw...))
+			r.RunCV = stats.CV(append(append([]float64(nil), pair[0].Raw...), pair[1].Raw...))
 			r.PairSD = judge.PairedLogSD(pair[0], pair[1])
 			r.PairCorr = judge.PairCorrelation(pair[0], pair[1])
 		}
 		if f.Detectable != nil {
 			r.Detectable = *f.Detectable
 		}
-		r.Rounds = judge.RoundsToDetect(r.PairSD, f.Threshold, o.Alpha/float64(max(judged, 1)))
+		r.Rounds = stats.RoundsToDetect(r.PairSD, f.Threshold, o.Alpha/float64(max(judged, 1)))
 		rows = append(rows, r)
 	}
 	return rows

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
@@ -21,7 +22,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		_, err := os.Stat(filepath.Join(dir, name))
 		return err == nil
 	}
-	var traces [][]contract.Trace
+	var traces [][]jobtrace.Trace
 	var ps render.PlotSet
 	switch {
 	case exists("base.txt") && exists("head.txt"):
@@ -29,7 +30,7 @@ func PlotDir(dir string) (made, skipped []string, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		v, g, err := judge.Compare(s.base, s.head, s.units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05})
+		v, g, err := judge.Compare(s.base, s.head, s.units, judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: judge.DefaultAlpha})
 		if err != nil {
 			return nil, nil, err
 		}

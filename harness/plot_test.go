@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 )
@@ -243,13 +243,13 @@ func TestNightlyKeepsAStricterAlpha(t *testing.T) {
 // TestTimelineWithPhases: a trace with per-epoch phases draws the third panel, and
 // one with LSM state a fourth.
 func TestTimelineWithPhases(t *testing.T) {
-	tr := contract.Trace{Cell: "profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2"}
+	tr := jobtrace.Trace{Cell: "profile=mem/workload=narrow/rows=1/persist=on/scan=merged/barrier=100rows/par=2"}
 	for i := range 20 {
-		tr.Epochs = append(tr.Epochs, contract.TraceEpoch{Epoch: uint64(i + 2), AtSec: float64(i) / 100, LatencySec: 0.001, SnapshotRows: 100,
+		tr.Epochs = append(tr.Epochs, jobtrace.TraceEpoch{Epoch: uint64(i + 2), AtSec: float64(i) / 100, LatencySec: 0.001, SnapshotRows: 100,
 			Phases: map[string]float64{"scan": 0.004, "wait": 0.002, "open": 0.001, "commit": 0.001}})
 	}
 	dir := t.TempDir()
-	height := func(name string, tr contract.Trace) int {
+	height := func(name string, tr jobtrace.Trace) int {
 		t.Helper()
 		if err := render.PlotTimeline(tr, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
@@ -268,7 +268,7 @@ func TestTimelineWithPhases(t *testing.T) {
 	}
 	phases := height("timeline", tr)
 	for i := range tr.Epochs {
-		tr.Epochs[i].LSM = &contract.TraceLSM{L0Files: int64(i), L0Sublevels: int32(i / 2), Memtables: 1, ReadAmp: 3 + i/2, Stalls: int64(i % 3)}
+		tr.Epochs[i].LSM = &jobtrace.TraceLSM{L0Files: int64(i), L0Sublevels: int32(i / 2), Memtables: 1, ReadAmp: 3 + i/2, Stalls: int64(i % 3)}
 	}
 	if lsm := height("timeline-lsm", tr); lsm <= phases {
 		t.Errorf("the timeline with LSM state is %d pixels high, no higher than without (%d): no LSM panel", lsm, phases)

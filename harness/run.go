@@ -19,9 +19,11 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -53,7 +55,7 @@ type Measure struct {
 	ProfileFiles []string
 	Count        int           // rounds: every cell runs once per round (on each side)
 	Src          string        // a directory in the module checkout to build and attribute
-	Timeout      time.Duration // per run (default 10m)
+	Timeout      time.Duration // per run (0: runner.DefaultTimeout)
 	Pairing      string        // "duet", "sequential" or "": duet where the machine can (runner.DefaultPairing)
 	By           string        // MeasureTime ("" too) or MeasureInstructions
 }
@@ -78,7 +80,7 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 		return bad(fmt.Errorf("--timeout %v: must be > 0", m.Timeout))
 	}
 	if m.Timeout == 0 {
-		m.Timeout = 10 * time.Minute
+		m.Timeout = runner.DefaultTimeout
 	}
 	pairing, err := runner.ParsePairing(m.Pairing)
 	if err != nil {
@@ -119,7 +121,7 @@ func (m Measure) setup(log *slog.Logger) (*measureSetup, error) {
 // passConfig is the runner's configuration of one pass of this measure in dir.
 func (s *measureSetup) passConfig(dir, name string, o Output) runner.PassConfig {
 	return runner.PassConfig{Dir: dir, Name: name, Profiles: s.profiles, ProfileFiles: s.profileFiles, Timeout: s.Timeout,
-		Machine: runner.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing, Instructions: s.instructions}
+		Machine: testbed.InspectMachine(), Progress: o.Progress, Terminal: o.Terminal, Logger: o.logger(), Pairing: s.pairing, Instructions: s.instructions}
 }
 
 // RunConfig configures `benchrun run`.
@@ -135,55 +137,10 @@ type RunConfig struct {
 	RawCopy     bool              // also run the baselines of every cell (append-order copy, replay, scan-only), the references of the scale plot and table
 	Recoveries  []runner.Recovery // BenchmarkRecovery runs after the cells (with shards, in shard 1)
 	CommandLine []string          // recorded in command.txt
-	// What the machine has for the jobs' tables (nil: runner.MachineRoom): which
+	// What the machine has for the jobs' tables (nil: testbed.MachineRoom): which
 	// cells are skipped as too large, so a plan to compare byte for byte fixes it.
-	Room func() runner.Room
+	Room func() testbed.Room
 }
-
-// QuickMatrix is the default suite: two workloads, persistence off and on, on the
-// in-memory profile (its WAL takes every write; no flush happens) and on hummock
-// (checkpointed: every checkpoint flushes its epoch to L0, and L0 compacts, as in
-// the engine), snapshot backfill (RisingWave's default scan), with barriers cut by
-// work (every 2 500 snapshot rows: 120 epochs of snapshot, then about twice as
-// many of change-log replay, every run the same).
-func QuickMatrix() contract.Matrix {
-	return contract.Matrix{
-		Profiles: []string{"mem", "hummock"}, Workloads: []string{"narrow", "bid"}, Rows: []int64{300_000},
-		Persist: []bool{false, true}, Scans: []string{"snapshot"},
-		Barriers: []contract.Cadence{{Rows: 2500}}, Pars: []int{2},
-	}
-}
-
-// ScaleMatrix is the scale sweep: table sizes from 10⁵ to 10⁸ rows, two per decade
-// below 10⁷ so that `fit` has four sizes to check itself on where 10⁸ does not fit
-// (cells too large for the machine are skipped, saying why), barriers of two sizes (work-driven,
-// so their epochs are known, and two, so `benchrun fit` can tell per-epoch from
-// per-row costs), persistence off and on, on the in-memory profile; add
-// --vnodes, --par, --workload or --profile lists to sweep those too.
-func ScaleMatrix() contract.Matrix {
-	return contract.Matrix{
-		Profiles: []string{"mem"}, Workloads: []string{"narrow"}, Rows: []int64{100_000, 300_000, 1_000_000, 3_000_000, 10_000_000, 100_000_000},
-		Persist: []bool{false, true}, Scans: []string{"merged"},
-		Barriers: []contract.Cadence{{Rows: 5000}, {Rows: 50_000}}, Pars: []int{2},
-	}
-}
-
-// ScaleCount is the scale sweep's default number of rounds: MinCount, the fewest
-// with a 95 % interval (and a persistence overhead with one).
-const ScaleCount = MinCount
-
-// MinCount is the fewest rounds for which benchstat gives a 95 % confidence
-// interval of a median.
-const MinCount = 6
-
-// QuickCount is the quick suite's default number of rounds. With the snapshot scan
-// (three times the epochs: its change-log replay) and the hummock cells (whose
-// compactions cost ~13–18 s a job), a round of the quick suite takes ~36 s in a duet
-// on 2 cores, so 16 rounds take ~11 minutes (make bench: 11 min 1 s measured). On mem alone, 48 rounds had put the
-// on-vs-off intervals of steady rows/s and CPU per row within ±0.6–0.8 % and the
-// barrier p50's within ±1.1–1.5 % (24 rounds: ±1.0–1.2 %, ±2.0–2.9 %); 16 rounds
-// give wider ones, and `--count 48 --profile mem` the old precision.
-const QuickCount = 16
 
 // RunReport is what a run of the matrix left.
 type RunReport struct {
@@ -212,7 +169,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	if cfg.Shard.Count > 1 {
 		cells = runner.ShardCells(cells, s.profiles, cfg.Shard)
 	}
-	room := runner.MachineRoom
+	room := testbed.MachineRoom
 	if cfg.Room != nil {
 		room = cfg.Room
 	}
@@ -322,8 +279,8 @@ func appendFailures(dir string, failed []string, planned int) error {
 
 // checkoutDir inspects the checkout at src and makes the output directory: out,
 // or results/<kind>/<UTC time>-<commit> in the checkout.
-func checkoutDir(ctx context.Context, src, out, kind string, force bool, commandLine []string) (runner.Checkout, string, error) {
-	checkout, err := runner.InspectCheckout(ctx, src)
+func checkoutDir(ctx context.Context, src, out, kind string, force bool, commandLine []string) (testbed.Checkout, string, error) {
+	checkout, err := testbed.InspectCheckout(ctx, src)
 	if err != nil {
 		return checkout, "", err
 	}
@@ -336,7 +293,7 @@ func checkoutDir(ctx context.Context, src, out, kind string, force bool, command
 
 // benchBinary is the bench binary to run: binary if given, else one built from
 // the checkout into dir, which remove deletes.
-func benchBinary(ctx context.Context, log *slog.Logger, checkout runner.Checkout, dir, binary string) (path string, remove func(), err error) {
+func benchBinary(ctx context.Context, log *slog.Logger, checkout testbed.Checkout, dir, binary string) (path string, remove func(), err error) {
 	if binary != "" {
 		return binary, func() {}, nil
 	}
@@ -412,21 +369,22 @@ func summarize(cfg RunConfig, rep *RunReport) error {
 }
 
 // runPlotSet is the plot set of a run: persist off and on as the variants.
-func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
-	ps := render.PlotSet{Grid: g, Title: "persist off vs on"}
+func runPlotSet(g *judge.Grid, traces []jobtrace.Trace) render.PlotSet {
+	pair := contract.PairedDimension()
+	ps := render.PlotSet{Grid: g, Title: pair.Name + " " + strings.Join(pair.Values, " vs ")}
 	if len(g.Tables) > 0 {
 		for _, c := range g.Tables[0].Cols {
-			ps.ColNames = append(ps.ColNames, "persist="+c.StringValues())
+			ps.ColNames = append(ps.ColNames, contract.Field{Dim: pair.Name, Value: c.StringValues()}.String())
 		}
 	}
-	ps.Traces = make([][]contract.Trace, len(ps.ColNames))
+	ps.Traces = make([][]jobtrace.Trace, len(ps.ColNames))
 	for _, t := range traces {
 		c, err := contract.ParseName(t.Cell)
 		if err != nil {
 			continue
 		}
 		for i, n := range ps.ColNames {
-			if n == "persist="+contract.OnOff(c.Persist) {
+			if n == c.Field(pair.Name).String() {
 				ps.Traces[i] = append(ps.Traces[i], t)
 			}
 		}
@@ -435,13 +393,13 @@ func runPlotSet(g *judge.Grid, traces []contract.Trace) render.PlotSet {
 }
 
 // readTraces reads the trace files the bench binaries wrote.
-func readTraces(paths []string) ([]contract.Trace, error) {
-	var out []contract.Trace
+func readTraces(paths []string) ([]jobtrace.Trace, error) {
+	var out []jobtrace.Trace
 	for _, p := range paths {
 		if p == "" {
 			continue
 		}
-		ts, err := contract.ReadTraceFile(p)
+		ts, err := jobtrace.ReadTraceFile(p)
 		if err != nil {
 			return out, err
 		}
@@ -471,7 +429,8 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 func writeBaselinePlan(w io.Writer, cells []contract.Cell, count int) {
 	n := map[string]int{}
 	for _, e := range runner.BaselinesOf(cells) {
-		n[strings.SplitN(e.Name(), "/", 2)[0]]++
+		base, _ := benchfmt.Name(e.Name()).Parts()
+		n[string(base)]++
 	}
 	fmt.Fprintf(w, "\nbaselines, %d rounds after the cells: %d append-order copies (BenchmarkRawCopy, one per table), %d scan-only reads (BenchmarkScanOnly, one per scan), %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first)\n",
 		count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark], n[contract.ReplayBenchmark])

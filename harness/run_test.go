@@ -22,8 +22,10 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // The test binary doubles as a fake bench binary when this variable is set; the
@@ -113,7 +115,7 @@ func fakeBench(args []string) int {
 		rowsPerSec = 900
 	}
 	fmt.Printf("BenchmarkBackfill/%s-2 \t1\t%d ns/op\t%g rows/s\nPASS\n", cell.Name(), 1000000, rowsPerSec)
-	if err := contract.AppendTrace(*flags.Trace, contract.Trace{Cell: cell.Name()}); err != nil {
+	if err := jobtrace.AppendTrace(*flags.Trace, jobtrace.Trace{Cell: cell.Name()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -399,7 +401,7 @@ func TestDryRunSkipsTooLarge(t *testing.T) {
 	cfg := fakeConfig(t, "1", 1)
 	cfg.DryRun = true
 	cfg.Matrix.Profiles, cfg.Matrix.Rows = []string{"mem"}, []int64{1000, 1_000_000_000}
-	cfg.Room = func() runner.Room { return runner.Room{Memory: 8 << 30} }
+	cfg.Room = func() testbed.Room { return testbed.Room{Memory: 8 << 30} }
 	var out strings.Builder
 	cfg.Stdout = &out
 	if _, err := Run(context.Background(), cfg); err != nil {
@@ -596,7 +598,7 @@ func TestDuetHalvesTheRoom(t *testing.T) {
 		cfg := fakeConfig(t, "10000000", 1)
 		cfg.DryRun, cfg.Pairing, cfg.Matrix.Persist = true, tc.pairing, tc.persist
 		need := runner.NeededBytes(cfg.Matrix.Cells()[0])
-		cfg.Room = func() runner.Room { return runner.Room{Memory: int64(float64(need) / 0.6)} }
+		cfg.Room = func() testbed.Room { return testbed.Room{Memory: int64(float64(need) / 0.6)} }
 		var out strings.Builder
 		cfg.Stdout = &out
 		_, err := Run(context.Background(), cfg)

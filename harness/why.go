@@ -1,17 +1,19 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
+	"github.com/backfill-bench/backfill-bench/harness/runner"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -59,22 +61,28 @@ func profileCell(ctx context.Context, dir string, sides [2]profiledSide, profile
 	if err := os.MkdirAll(filepath.Join(dir, "profiles"), 0o755); err != nil {
 		return err
 	}
+	profiles, err := profile.NewSet(profileFiles)
+	if err != nil {
+		return err
+	}
+	prof, err := profiles.Get(cell.Profile)
+	if err != nil {
+		return err
+	}
 	var cpu, mem [2]string // relative to dir
 	for i, s := range sides {
 		base := filepath.Join("profiles", s.Label+"-"+files.SafeName(name))
 		cpu[i] = base + ".cpu.pprof"
-		args := append(cell.Args("", profileFiles), "-test.cpuprofile", filepath.Join(dir, cpu[i]))
+		diag := []string{"-test.cpuprofile", filepath.Join(dir, cpu[i])}
 		if heap {
 			mem[i] = base + ".heap.pprof"
-			args = append(args, "-test.memprofile", filepath.Join(dir, mem[i]))
+			diag = append(diag, "-test.memprofile", filepath.Join(dir, mem[i]))
 		}
-		rctx, cancel := context.WithTimeout(ctx, timeout)
-		cmd := exec.CommandContext(rctx, s.Binary, args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		cancel()
+		var out bytes.Buffer
+		err := runner.Job{Binary: s.Binary, Args: cell.Args("", profileFiles), Diagnostics: diag, Dir: dir, CPUs: prof.CPUs,
+			Timeout: timeout, Stdout: &out, Stderr: &out}.Run(ctx)
 		if err != nil {
-			return fmt.Errorf("profile %s on %s: %v: %s", name, s.Label, err, tail(out))
+			return fmt.Errorf("profile %s on %s: %v: %s", name, s.Label, err, tail(out.Bytes()))
 		}
 	}
 	w.Profiles = append(w.Profiles, cpu[:]...)

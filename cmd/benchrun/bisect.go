@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/backfill-bench/backfill-bench/harness"
-	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/bisect"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // Exit statuses of bisect --step, as `git bisect run` reads them: 0 good, 1 bad,
@@ -21,15 +21,14 @@ const (
 
 func runBisect(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("bisect", flag.ContinueOnError)
-	cfg := harness.BisectConfig{Compare: harness.CompareConfig{Output: output(stdout, stderr)}}
-	cfg.Compare.Matrix = harness.QuickMatrix()
+	cfg := bisect.Config{Compare: harness.CompareConfig{Output: output(stdout, stderr)}}
 	given := bindMatrix(fs, &cfg.Compare.Measure)
 	fs.StringVar(&cfg.Cell, "cell", "", "the cells to judge: a cell's full name (as a nightly alert gives it) or a regular expression over the matrix's cell names (required)")
 	fs.BoolVar(&cfg.Step, "step", false, "judge only HEAD of --src against GOOD, for `git bisect run`: exit 0 good, 1 bad, 125 skip (does not build, or inconclusive), 128 error")
 	fs.StringVar(&cfg.Cache, "cache", "", "where each commit's comparison is kept (`directory`; default <module>/results/runs/bisect-cache)")
-	fs.IntVar(&cfg.Compare.Count, "count", 12, "rounds of each comparison with GOOD (see benchrun compare --count)")
-	fs.IntVar(&cfg.Compare.Confirm, "confirm", 1, "batches of --count runs to re-run a suspected regression with before a commit counts as bad (0: none)")
-	fs.DurationVar(&cfg.Compare.Budget, "budget", 8*time.Minute, "wall time each comparison may take for adaptive rounds (see benchrun compare --budget)")
+	fs.IntVar(&cfg.Compare.Count, "count", harness.PRSuite().Count, "rounds of each comparison with GOOD (see benchrun compare --count)")
+	fs.IntVar(&cfg.Compare.Confirm, "confirm", harness.PRSuite().Confirm, "batches of --count runs to re-run a suspected regression with before a commit counts as bad (0: none)")
+	fs.DurationVar(&cfg.Compare.Budget, "budget", harness.PRSuite().Budget, "wall time each comparison may take for adaptive rounds (see benchrun compare --budget)")
 	analysis := bindAnalysis(fs, &cfg.Compare.Options)
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun bisect GOOD BAD --cell PATTERN [flags]
@@ -65,12 +64,16 @@ the bisected commits do not build it):
 	if !cfg.Step {
 		cfg.Bad = pos[1]
 	}
-	if err := analysis.apply(&cfg.Compare.Options); err != nil {
+	suite := measuredSuite(harness.PRSuite(), cfg.Compare.By)
+	if _, err := applySuite(fs, suite, &cfg.Compare.Measure, given); err != nil {
 		return stepExit(cfg.Step, err)
 	}
-	given.apply(&cfg.Compare.Matrix)
+	if err := applyStatistics(fs, suite, &cfg.Compare.Options, analysis); err != nil {
+		return stepExit(cfg.Step, err)
+	}
+	applyCompare(fs, suite, &cfg.Compare)
 	cfg.Compare.CommandLine = append([]string{"benchrun", "bisect"}, args...)
-	res, err := harness.Bisect(ctx, cfg)
+	res, err := bisect.Run(ctx, cfg)
 	if cfg.Step {
 		return stepExit(true, err)
 	}
@@ -83,10 +86,10 @@ the bisected commits do not build it):
 			}
 		}
 		return exitError{1, err}
-	case errors.Is(err, harness.ErrBisectInconclusive):
+	case errors.Is(err, bisect.ErrInconclusive):
 		fmt.Fprintln(stdout, "the first bad commit is one of (the others could not be judged):")
 		for _, c := range res.Candidates {
-			fmt.Fprintf(stdout, "  %s %s\n", runner.ShortHash(c.Hash), c.Subject)
+			fmt.Fprintf(stdout, "  %s %s\n", testbed.ShortHash(c.Hash), c.Subject)
 		}
 		return exitError{3, err}
 	case err == nil:
@@ -109,7 +112,7 @@ func stepExit(step bool, err error) error {
 		return err
 	case errors.Is(err, harness.ErrRegression):
 		return exitError{1, err}
-	case errors.Is(err, harness.ErrStepSkip):
+	case errors.Is(err, bisect.ErrStepSkip):
 		return exitError{exitSkip, err}
 	}
 	return exitError{exitAbort, err}

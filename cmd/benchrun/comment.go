@@ -5,12 +5,12 @@ import (
 	"flag"
 	"io"
 
-	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/comment"
 )
 
 func runComment(_ context.Context, _, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("comment", flag.ContinueOnError)
-	var cfg harness.CommentConfig
+	var cfg comment.Config
 	fs.StringVar(&cfg.Verdict, "verdict", "", "the run's verdict.json (`file`; required)")
 	fs.StringVar(&cfg.Out, "out", "", "where the comment's markdown goes (`file`; required)")
 	fs.StringVar(&cfg.Plots, "plots", "", "the run's plots `directory` of PNGs, checked before they are copied to --plots-out")
@@ -35,7 +35,7 @@ or one that judged nothing, success otherwise.
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	err := usageOf(harness.Comment(cfg))
+	err := usageOf(comment.Run(cfg))
 	if err != nil && exitCode(err) != 2 {
 		return exitError{2, err} // a refused artifact: an error, not a verdict
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
@@ -39,7 +38,7 @@ func bindAnalysis(fs *flag.FlagSet, o *judge.Options) *analysisFlags {
 	fs.Var(&a.thresholds, "threshold", "comma-separated unit=percent changes that count, overriding the defaults (steady-rows/s=3%,steady-cpu-ns/row=3%,barrier-p50-sec=10%,write-amp=2%,job-allocs/op=2%,state-B/barrier=1%,state-rows/barrier=1%,persist-B/op=1%,state/mv-bytes=1%); 0% drops a unit")
 	a.file = fs.String("thresholds-file", "", "a JSON `file` of thresholds, applied before --threshold: unit → percent, or {\"units\": {unit: percent}, \"cells\": [{\"cell\": regexp, \"unit\": unit, \"threshold\": percent}]} (see thresholds.json)")
 	fs.StringVar(&o.Correction, "correction", judge.Holm, "multiple-testing correction over all judged (cell, metric) pairs: holm or bh")
-	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level after correction")
+	fs.Float64Var(&o.Alpha, "alpha", judge.DefaultAlpha, "significance level after correction")
 	fs.BoolVar(&o.AcrossMachines, "across-machines", false, "compare results of different machine fingerprints, which are otherwise kept apart (the verdict says so)")
 	return a
 }
@@ -60,12 +59,11 @@ func (a *analysisFlags) apply(o *judge.Options) error {
 func runCompare(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	cfg := harness.CompareConfig{Output: output(stdout, stderr)}
-	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.Measure)
-	fs.IntVar(&cfg.Count, "count", 12, "rounds: runs of every cell on each side, a pair per round (see --pairing); at the adaptive α corrected over the quick suite's 20 judged pairs, 11 rounds pass the paired test only if every round agrees, 12 leave room for one, so that a first look can decide")
-	fs.IntVar(&cfg.Confirm, "confirm", 1, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
+	fs.IntVar(&cfg.Count, "count", harness.PRSuite().Count, "rounds: runs of every cell on each side, a pair per round (see --pairing); at the adaptive α corrected over the quick suite's 20 judged pairs, 11 rounds pass the paired test only if every round agrees, 12 leave room for one, so that a first look can decide")
+	fs.IntVar(&cfg.Confirm, "confirm", harness.PRSuite().Confirm, "batches of --count runs to re-run suspected regressions with before the verdict stands (0: none)")
 	fs.StringVar(&cfg.CellsFromDiff, "cells-from-diff", "", "a `file` of rules from changed paths to extra cells (e.g. ci/cells-by-path.json): the matrix gains the cells the change may touch")
-	fs.DurationVar(&cfg.Budget, "budget", 8*time.Minute, "wall time the compare may take, builds included: cells still inconclusive get --count more rounds (up to 3 looks, each at a lower α) while they fit (0: no rounds are added)")
+	fs.DurationVar(&cfg.Budget, "budget", harness.PRSuite().Budget, "wall time the compare may take, builds included: cells still inconclusive get --count more rounds (up to 3 looks, each at a lower α) while they fit (0: no rounds are added)")
 	analysis := bindAnalysis(fs, &cfg.Options)
 	fs.StringVar(&cfg.Out, "out", "", "comparison `directory` (default compare/<base>..<head>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the comparison directory if it holds an earlier compare's output")
@@ -96,13 +94,14 @@ worktrees, built, and run on the same cells interleaved.
 	if len(pos) == 2 {
 		cfg.Head = pos[1]
 	}
-	if cfg.By == harness.MeasureInstructions {
-		countedDefaults(fs, &cfg)
-	}
-	if err := analysis.apply(&cfg.Options); err != nil {
+	suite := measuredSuite(harness.PRSuite(), cfg.By)
+	if _, err := applySuite(fs, suite, &cfg.Measure, given); err != nil {
 		return err
 	}
-	given.apply(&cfg.Matrix)
+	if err := applyStatistics(fs, suite, &cfg.Options, analysis); err != nil {
+		return err
+	}
+	applyCompare(fs, suite, &cfg)
 	cfg.CommandLine = append([]string{"benchrun", "compare"}, args...)
 	_, err = harness.Compare(ctx, cfg)
 	if errors.Is(err, harness.ErrInconclusive) {

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
 func main() {
@@ -106,7 +107,8 @@ func run(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 // usageOf turns the harness's configuration errors into usage errors (exit 2).
 func usageOf(err error) error {
 	var c *harness.ConfigError
-	if errors.As(err, &c) {
+	var u *usage.Error
+	if errors.As(err, &c) || errors.As(err, &u) {
 		return usageError{err}
 	}
 	return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -52,7 +53,7 @@ func TestGolden(t *testing.T) {
 			if tc.room == 0 {
 				out, _, err = runArgs(tc.args...)
 			} else {
-				out, err = runWithRoom(tc.args, runner.Room{Memory: tc.room})
+				out, err = runWithRoom(tc.args, testbed.Room{Memory: tc.room})
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -74,13 +75,13 @@ func TestGolden(t *testing.T) {
 }
 
 // runWithRoom is `benchrun run` (args[0]) on a machine with room for the tables.
-func runWithRoom(args []string, room runner.Room) (string, error) {
+func runWithRoom(args []string, room testbed.Room) (string, error) {
 	var o, e bytes.Buffer
 	cfg, err := runConfig(&o, &e, args[1:])
 	if err != nil {
 		return "", err
 	}
-	cfg.Room = func() runner.Room { return room }
+	cfg.Room = func() testbed.Room { return room }
 	_, err = harness.Run(context.Background(), cfg)
 	return o.String(), err
 }

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/backfill-bench/backfill-bench/contract"
-	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+	"github.com/backfill-bench/backfill-bench/harness/fit"
 )
 
 func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
@@ -26,7 +26,7 @@ func runFit(_ context.Context, stdout, stderr io.Writer, args []string) error {
 	if len(pos) == 0 {
 		return usageError{errors.New("fit: want results files")}
 	}
-	return usageOf(harness.FitModel(stdout, pos, *out))
+	return usageOf(fit.Fit(stdout, pos, *out))
 }
 
 func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) error {
@@ -50,7 +50,7 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	if *persist != "on" && *persist != "off" {
 		return usageError{errors.New("predict: --persist: want on or off")}
 	}
-	cad, err := contract.ParseCadence(*barrier)
+	cad, err := rates.ParseCadence(*barrier)
 	if err != nil {
 		return usageError{fmt.Errorf("predict: --barrier: %w", err)}
 	}
@@ -58,5 +58,5 @@ func runPredict(_ context.Context, stdout, stderr io.Writer, args []string) erro
 	if *par < 0 {
 		return usageError{errors.New("predict: --par: want ≥ 0")}
 	}
-	return usageOf(harness.Predict(stdout, *model, q, *par))
+	return usageOf(fit.Predict(stdout, *model, q, *par))
 }

@@ -8,21 +8,30 @@ import (
 	"io"
 	"os"
 
-	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
 func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := flag.NewFlagSet("nightly", flag.ContinueOnError)
-	profiles, err := profile.NewSet(nil)
+	cfg, err := nightlyConfig(stdout, stderr, args)
 	if err != nil {
 		return err
 	}
+	_, err = harness.Nightly(ctx, cfg)
+	if err = usageOf(err); err != nil && !errors.Is(err, harness.ErrRegression) && exitCode(err) != 2 {
+		return exitError{2, err}
+	}
+	return err
+}
+
+// nightlyConfig binds nightly's flags over the nightly suite: the configuration
+// runNightly hands to harness.Nightly.
+func nightlyConfig(stdout, stderr io.Writer, args []string) (harness.NightlyConfig, error) {
+	fs := flag.NewFlagSet("nightly", flag.ContinueOnError)
+	suite := harness.NightlySuite()
 	cfg := harness.NightlyConfig{Run: harness.RunConfig{Output: output(stdout, stderr)}}
-	cfg.Run.Matrix = harness.NightlyMatrix(profiles)
 	given := bindMatrix(fs, &cfg.Run.Measure)
-	fs.IntVar(&cfg.Run.Count, "count", harness.NightlyCount, "rounds: runs of every cell, interleaved")
+	fs.IntVar(&cfg.Run.Count, "count", suite.Count, "rounds: runs of every cell, interleaved")
 	fs.StringVar(&cfg.History, "history", "", "history `directory` (default results/history)")
 	fs.StringVar(&cfg.Results, "results", "", "record this results `file` (merged shards, say) instead of running the matrix")
 	fs.StringVar(&cfg.Analysis.Baseline, "baseline", "", "the `night` to measure drift against (default: the history's baseline file, else the oldest night)")
@@ -31,36 +40,35 @@ func runNightly(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	fs.Usage = func() {
 		io.WriteString(fs.Output(), `usage: benchrun nightly [flags]
 
-Runs the nightly matrix (every profile marked nightly), records the results in the
-history of this machine, looks for change points, a regression in the newest night
-and drift from the pinned baseline, draws the trends and writes nightly.md.
+Runs the nightly matrix (every profile marked nightly, --profile-file's too),
+records the results in the history of this machine, looks for change points, a
+regression in the newest night and drift from the pinned baseline, draws the
+trends and writes nightly.md.
 Exit 0: the newest night starts no regression; 1: it does; 2: usage or run error.
 
 `)
 		fs.PrintDefaults()
 	}
 	if err := parse(fs, stderr, args); err != nil {
-		return err
+		return cfg, err
 	}
-	if err := analysis.apply(&cfg.Analysis.Options); err != nil {
-		return err
+	profiles, err := applySuite(fs, suite, &cfg.Run.Measure, given)
+	if err != nil {
+		return cfg, err
 	}
-	given.apply(&cfg.Run.Matrix)
-	if cfg.Run.Pairing == "" { // a night's absolute figures are compared with earlier nights': the whole machine, as before
-		cfg.Run.Pairing = "sequential"
+	if err := applyStatistics(fs, suite, &cfg.Analysis.Options, analysis); err != nil {
+		return cfg, err
 	}
-	cfg.Run.Recoveries = harness.NightlyRecoveries(cfg.Run.Matrix, profiles)
+	if suite.Recoveries {
+		cfg.Run.Recoveries = harness.NightlyRecoveries(cfg.Run.Matrix, profiles)
+	}
 	cfg.Run.CommandLine = append([]string{"benchrun", "nightly"}, args...)
 	if cfg.Results != "" {
 		if _, err := os.Stat(cfg.Results); err != nil {
-			return usageError{fmt.Errorf("--results: %w", err)}
+			return cfg, usageError{fmt.Errorf("--results: %w", err)}
 		}
 	}
-	_, err = harness.Nightly(ctx, cfg)
-	if err = usageOf(err); err != nil && !errors.Is(err, harness.ErrRegression) && exitCode(err) != 2 {
-		return exitError{2, err}
-	}
-	return err
+	return cfg, nil
 }
 
 func runMerge(_ context.Context, stdout, stderr io.Writer, args []string) error {

@@ -11,9 +11,8 @@ import (
 func runNoise(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := flag.NewFlagSet("noise", flag.ContinueOnError)
 	cfg := harness.NoiseConfig{Output: output(stdout, stderr)}
-	cfg.Matrix = harness.QuickMatrix()
 	given := bindMatrix(fs, &cfg.Measure)
-	fs.IntVar(&cfg.Count, "count", 10, "rounds; every cell runs twice per round, as a pair (see --pairing)")
+	fs.IntVar(&cfg.Count, "count", harness.NoiseSuite().Count, "rounds; every cell runs twice per round, as a pair (see --pairing)")
 	analysis := bindAnalysis(fs, &cfg.Options)
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/noise/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory if it holds an earlier run's output")
@@ -32,10 +31,13 @@ compare needs to detect a change of the metric's threshold.
 	if err := parse(fs, stderr, args); err != nil {
 		return err
 	}
-	if err := analysis.apply(&cfg.Options); err != nil {
+	suite := harness.NoiseSuite()
+	if _, err := applySuite(fs, suite, &cfg.Measure, given); err != nil {
 		return err
 	}
-	given.apply(&cfg.Matrix)
+	if err := applyStatistics(fs, suite, &cfg.Options, analysis); err != nil {
+		return err
+	}
 	cfg.CommandLine = append([]string{"benchrun", "noise"}, args...)
 	_, err := harness.Noise(ctx, cfg)
 	return usageOf(err)

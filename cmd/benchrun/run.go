@@ -61,22 +61,6 @@ func (l *listFlag) Set(v string) error {
 	return nil
 }
 
-var dimensionHelp = map[string]string{
-	"profile":  "hardware profiles (see `benchrun profiles`)",
-	"workload": "workload specs table[+keys][+mix] (see `benchrun workloads`)",
-	"rows":     "initial rows of the upstream table",
-	"persist":  "persist backfill state: on, off or both",
-	"scan":     contract.ScanHelp("snapshot"),
-	"barrier":  "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)",
-	"changes":  "upstream changes: per second (10k/s) or per epoch (500/epoch); default: 10k/s, or 1% of the barrier's rows per epoch",
-	"limit":    "snapshot rate limits, rows/s per actor (200k/s), or none, or a step mid-job at a per cent of the rows or a time (200k/s..50k/s@50%, 0/s..100k/s@2s; 0/s pauses, as in the engine); one bucket per actor, kept across the scan's reopens",
-	"read":     "read modes of the scan after a barrier: uncommitted (the sealed epoch, without waiting for its commit; the default) or checkpoint (the last checkpoint and the changes buffered since)",
-	"ckpt":     "checkpoint frequencies: every n-th barrier syncs (1: every one, the default; the seed's era used 10)",
-	"vnodes":   "vnode counts (the default 256 is the engine's); cells with more actors (par) than vnodes are skipped, saying so",
-	"chunk":    "snapshot chunk sizes in rows (the default 256 is the engine's stream_chunk_size; 1024 was the seed era's)",
-	"par":      "backfill actors",
-}
-
 func runRun(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	cfg, err := runConfig(stdout, stderr, args)
 	if err != nil {
@@ -91,7 +75,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.Measure)
-	base := fs.String("matrix", "quick", "the matrix the dimension flags change: quick (the default suite), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
+	base := fs.String("matrix", "quick", "the suite whose matrix the dimension flags change and whose defaults the other flags override: quick (the default), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 16 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
@@ -110,55 +94,25 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	if cfg.Shard, err = runner.ParseShard(*shard); err != nil {
 		return cfg, usageError{err}
 	}
-	countGiven, rawCopyGiven := false, false
-	fs.Visit(func(f *flag.Flag) {
-		countGiven = countGiven || f.Name == "count"
-		rawCopyGiven = rawCopyGiven || f.Name == "raw-copy"
-	})
+	var suite harness.Suite
 	switch *base {
 	case "quick":
-		cfg.Matrix = harness.QuickMatrix()
-		if !countGiven {
-			cfg.Count = harness.QuickCount
-		}
-		if cfg.By == harness.MeasureInstructions {
-			cfg.Matrix = harness.InstructionMatrix()
-			if !countGiven {
-				cfg.Count = harness.InstructionCount
-			}
-		}
+		suite = measuredSuite(harness.QuickSuite(), cfg.By)
 	case "nightly":
-		profiles, err := profile.NewSet(cfg.ProfileFiles)
-		if err != nil {
-			return cfg, usageError{err}
-		}
-		cfg.Matrix = harness.NightlyMatrix(profiles)
-		if !countGiven {
-			cfg.Count = harness.NightlyCount
-		}
-		if cfg.Pairing == "" { // absolute figures night after night: the whole machine, as before
-			cfg.Pairing = string(runner.Sequential)
-		}
+		suite = harness.NightlySuite()
 	case "scale":
-		cfg.Matrix = harness.ScaleMatrix()
-		if !rawCopyGiven {
-			cfg.RawCopy = true
-		}
-		if !countGiven {
-			cfg.Count = harness.ScaleCount
-		}
-		if cfg.Pairing == "" { // the raw copies and the cost model are of a job alone on the machine
-			cfg.Pairing = string(runner.Sequential)
-		}
+		suite = harness.ScaleSuite()
 	default:
 		return cfg, usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
 	}
-	given.apply(&cfg.Matrix)
-	if *base == "nightly" {
-		profiles, err := profile.NewSet(cfg.ProfileFiles)
-		if err != nil {
-			return cfg, usageError{err}
-		}
+	profiles, err := applySuite(fs, suite, &cfg.Measure, given)
+	if err != nil {
+		return cfg, err
+	}
+	if !givenFlags(fs)["raw-copy"] {
+		cfg.RawCopy = suite.RawCopy
+	}
+	if suite.Recoveries {
 		cfg.Recoveries = harness.NightlyRecoveries(cfg.Matrix, profiles)
 	}
 	cfg.CommandLine = append([]string{"benchrun", "run"}, args...)
@@ -191,11 +145,11 @@ func (p positiveDuration) Set(v string) error {
 // nightly; the dimension flags given are returned, to apply over a base matrix.
 func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 	given := matrixFlags{}
-	for _, d := range contract.Dimensions {
-		fs.Var(dimensionFlag{given, d}, d, "comma-separated "+dimensionHelp[d])
+	for _, d := range contract.Dims() {
+		fs.Var(dimensionFlag{given, d.Name}, d.Name, "comma-separated "+d.Help)
 	}
 	fs.Var((*listFlag)(&m.ProfileFiles), "profile-file", "comma-separated profile `files` to add to the built-in profiles")
-	m.Timeout = 10 * time.Minute
+	m.Timeout = runner.DefaultTimeout
 	fs.Var(positiveDuration{&m.Timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
 	fs.StringVar(&m.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
 	fs.StringVar(&m.By, "measure", harness.MeasureTime, "what to measure: `time` (wall clock and CPU of each job) or instructions (each job's window counted under valgrind's callgrind: steady on a busy machine; needs valgrind, Linux on amd64 or arm64; the quick suite then has 30000 rows and 12 rounds)")

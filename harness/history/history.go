@@ -117,11 +117,11 @@ type Config struct {
 // DefaultMaxNights is Config.MaxNights's default.
 const DefaultMaxNights = 100
 
-// WithDefaults fills the zero fields: alpha 0.05, Holm, a window of 5 nights, and
+// WithDefaults fills the zero fields: judge.DefaultAlpha, Holm, a window of 5 nights, and
 // DefaultMaxNights.
 func (cfg Config) WithDefaults() Config {
 	if cfg.Alpha == 0 {
-		cfg.Alpha = 0.05
+		cfg.Alpha = judge.DefaultAlpha
 	}
 	if cfg.Correction == "" {
 		cfg.Correction = judge.Holm

@@ -172,6 +172,10 @@ func (o Options) cellThreshold(cell, unit string) float64 {
 	return o.Thresholds[unit]
 }
 
+// DefaultAlpha is the significance level after correction of every judgement
+// (compare, bisect, noise, nightly, plot) that --alpha does not set.
+const DefaultAlpha = 0.05
+
 // Corrections for testing many (cell, metric) pairs at once.
 const (
 	Holm = "holm" // Holm–Bonferroni: controls the chance of any false alarm

@@ -1,6 +1,8 @@
 package judge
 
 import (
+	"github.com/backfill-bench/backfill-bench/harness/stats"
+
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -121,11 +123,11 @@ func TestStandIns(t *testing.T) {
 // the Hodges–Lehmann estimate alike; all-zero differences are no change; a value
 // ≤ 0 compares the rounds unpaired, with a note.
 func TestPairedZerosAndNonPositive(t *testing.T) {
-	est, lo, hi, ok := hodgesLehmann([]float64{0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3}, 0.95)
-	if wantEst, _, _, _ := hodgesLehmann([]float64{1, 2, 3}, 0.95); est != wantEst || ok {
+	est, lo, hi, ok := stats.HodgesLehmann([]float64{0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3}, 0.95)
+	if wantEst, _, _, _ := stats.HodgesLehmann([]float64{1, 2, 3}, 0.95); est != wantEst || ok {
 		t.Errorf("with zeros: est %v [%v, %v] ok=%v, want the estimate of the nonzero differences %v and no interval at n = 3", est, lo, hi, ok, wantEst)
 	}
-	if est, lo, hi, ok := hodgesLehmann([]float64{0, 0, 0, 0}, 0.95); est != 0 || lo != 0 || hi != 0 || !ok {
+	if est, lo, hi, ok := stats.HodgesLehmann([]float64{0, 0, 0, 0}, 0.95); est != 0 || lo != 0 || hi != 0 || !ok {
 		t.Errorf("all zeros: %v [%v, %v] %v, want 0 [0, 0]", est, lo, hi, ok)
 	}
 	base, head := pairedSides(rand.New(rand.NewPCG(5, 5)), 1, 8, contract.UnitWriteAmp, 0, 0.01)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
+	"github.com/backfill-bench/backfill-bench/harness/stats"
 )
 
 // Status is what a finding says about its (cell, metric) pair.
@@ -492,7 +493,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 		f.PAdjusted = adj[k]
 		d := math.Inf(1)
 		if est[i].floor <= level { // else no outcome of the test reaches the level
-			d = detectable(est[i].se, level)
+			d = stats.Detectable(est[i].se, level)
 		}
 		if !math.IsInf(d, 0) {
 			f.Detectable = &d
@@ -704,11 +705,11 @@ func CompareCells(base, head *GridCell) Change {
 	d, paired := pairedLogRatios(base, head)
 	if len(d) > 0 {
 		c.Pairs = len(d)
-		est, lo, hi, ok := hodgesLehmann(d, Confidence)
+		est, lo, hi, ok := stats.HodgesLehmann(d, Confidence)
 		c.Delta = math.Expm1(est)
 		interval(lo, hi, ok)
-		c.P = signedRankP(d)
-		c.se, c.floor = stddev(d)/math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
+		c.P = stats.SignedRankP(d)
+		c.se, c.floor = stats.StdDev(d)/math.Sqrt(float64(len(d))), math.Ldexp(1, 1-len(d))
 		return c
 	}
 	if paired {
@@ -732,9 +733,9 @@ func CompareCells(base, head *GridCell) Change {
 		c.se = math.NaN()
 		return c
 	}
-	_, lo, hi, ok := twoSampleHL(lb, lh, Confidence)
+	_, lo, hi, ok := stats.TwoSampleHL(lb, lh, Confidence)
 	interval(lo, hi, ok)
-	sb, sh := stddev(lb), stddev(lh)
+	sb, sh := stats.StdDev(lb), stats.StdDev(lh)
 	c.se = math.Sqrt(sb*sb/float64(m) + sh*sh/float64(n))
 	return c
 }
@@ -880,4 +881,4 @@ func (v *Verdict) RegressedCells() []string {
 }
 
 // medianOf is the median of values that may be +Inf (nothing detectable).
-func medianOf(v []float64) float64 { return medianSorted(slices.Sorted(slices.Values(v))) }
+func medianOf(v []float64) float64 { return stats.MedianSorted(slices.Sorted(slices.Values(v))) }

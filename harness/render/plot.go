@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -111,25 +112,23 @@ func unitLabel(unit string, better int) string {
 
 // rowLabels shortens grid rows to the name keys that differ between them.
 func rowLabels(rows []string) []string {
-	split := make([][]string, len(rows))
+	split := make([][]contract.Field, len(rows))
 	counts := map[string]map[string]bool{}
 	for i, r := range rows {
-		split[i] = strings.Split(contract.Label(r), "/")
-		for _, part := range split[i] {
-			k, v, _ := strings.Cut(part, "=")
-			if counts[k] == nil {
-				counts[k] = map[string]bool{}
+		split[i] = contract.Fields(contract.Label(r))
+		for _, f := range split[i] {
+			if counts[f.Dim] == nil {
+				counts[f.Dim] = map[string]bool{}
 			}
-			counts[k][v] = true
+			counts[f.Dim][f.Value] = true
 		}
 	}
 	out := make([]string, len(rows))
 	for i, parts := range split {
 		var keep []string
-		for _, part := range parts {
-			k, _, _ := strings.Cut(part, "=")
-			if len(counts[k]) > 1 {
-				keep = append(keep, part)
+		for _, f := range parts {
+			if len(counts[f.Dim]) > 1 {
+				keep = append(keep, f.String())
 			}
 		}
 		out[i] = strings.Join(keep, "\n")
@@ -247,7 +246,7 @@ func emptyPlot() *plot.Plot {
 // VariantTraces are the traces of each variant, in variant order.
 type VariantTraces struct {
 	Names  []string
-	Traces [][]contract.Trace
+	Traces [][]jobtrace.Trace
 }
 
 // PlotBarrierCDF draws the distribution of every barrier's latency of every run,
@@ -313,18 +312,18 @@ func fmtSec(s float64) string {
 }
 
 // representative picks the run whose wall time is the median of the traces.
-func representative(traces []contract.Trace) (contract.Trace, bool) {
+func representative(traces []jobtrace.Trace) (jobtrace.Trace, bool) {
 	if len(traces) == 0 {
-		return contract.Trace{}, false
+		return jobtrace.Trace{}, false
 	}
-	ts := append([]contract.Trace(nil), traces...)
+	ts := append([]jobtrace.Trace(nil), traces...)
 	sort.Slice(ts, func(i, j int) bool { return ts[i].WallSec < ts[j].WallSec })
 	return ts[len(ts)/2], true
 }
 
 // PlotTimeline draws one run over time: rows per epoch (snapshot and upstream) and
 // each barrier's latency, with the end of the snapshot marked.
-func PlotTimeline(t contract.Trace, base string) error {
+func PlotTimeline(t jobtrace.Trace, base string) error {
 	if len(t.Epochs) == 0 {
 		return fmt.Errorf("plot %s: the run has no epochs", filepath.Base(base))
 	}
@@ -372,7 +371,7 @@ func PlotTimeline(t contract.Trace, base string) error {
 		}
 	}
 	panels := [][]*plot.Plot{{rows}, {lat}}
-	for _, panel := range []func(contract.Trace) (*plot.Plot, error){phasePlot, lsmPlot} {
+	for _, panel := range []func(jobtrace.Trace) (*plot.Plot, error){phasePlot, lsmPlot} {
 		p, err := panel(t)
 		if err != nil {
 			return err
@@ -388,7 +387,7 @@ func PlotTimeline(t contract.Trace, base string) error {
 // lsmPlot draws the LSM's shape after each epoch and the epoch's write stalls, so
 // a slowdown shows whether L0, queued memtables or stalls came with it; nil when
 // the trace has no LSM data (an older bench binary).
-func lsmPlot(t contract.Trace) (*plot.Plot, error) {
+func lsmPlot(t jobtrace.Trace) (*plot.Plot, error) {
 	if len(t.Epochs) == 0 || t.Epochs[0].LSM == nil {
 		return nil, nil
 	}
@@ -396,13 +395,13 @@ func lsmPlot(t contract.Trace) (*plot.Plot, error) {
 	for _, s := range []struct {
 		label string
 		c     color.Color
-		of    func(*contract.TraceLSM) float64
+		of    func(*jobtrace.TraceLSM) float64
 	}{
-		{"L0 files", colorBlue, func(l *contract.TraceLSM) float64 { return float64(l.L0Files) }},
-		{"L0 sublevels", colorSky, func(l *contract.TraceLSM) float64 { return float64(l.L0Sublevels) }},
-		{"memtables (mutable + queued)", colorGreen, func(l *contract.TraceLSM) float64 { return float64(l.Memtables) }},
-		{"read amplification", colorPurple, func(l *contract.TraceLSM) float64 { return float64(l.ReadAmp) }},
-		{"write stalls in the epoch", colorVermilion, func(l *contract.TraceLSM) float64 { return float64(l.Stalls) }},
+		{"L0 files", colorBlue, func(l *jobtrace.TraceLSM) float64 { return float64(l.L0Files) }},
+		{"L0 sublevels", colorSky, func(l *jobtrace.TraceLSM) float64 { return float64(l.L0Sublevels) }},
+		{"memtables (mutable + queued)", colorGreen, func(l *jobtrace.TraceLSM) float64 { return float64(l.Memtables) }},
+		{"read amplification", colorPurple, func(l *jobtrace.TraceLSM) float64 { return float64(l.ReadAmp) }},
+		{"write stalls in the epoch", colorVermilion, func(l *jobtrace.TraceLSM) float64 { return float64(l.Stalls) }},
 	} {
 		xys := make(plotter.XYs, 0, len(t.Epochs))
 		for _, e := range t.Epochs {
@@ -448,7 +447,7 @@ var timelinePhases = []struct {
 
 // phasePlot draws where each epoch's time went, seconds per phase (the actors'
 // summed over actors); nil when the trace has no phases (an older bench binary).
-func phasePlot(t contract.Trace) (*plot.Plot, error) {
+func phasePlot(t jobtrace.Trace) (*plot.Plot, error) {
 	if len(t.Epochs) == 0 || t.Epochs[0].Phases == nil {
 		return nil, nil
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
@@ -15,7 +15,7 @@ type PlotSet struct {
 	Grid     *judge.Grid        // one column per variant
 	ColNames []string           // the variants' names: persist=off, persist=on; or base, head
 	Title    string             // "persist off vs on", "base vs head"
-	Traces   [][]contract.Trace // per variant
+	Traces   [][]jobtrace.Trace // per variant
 	Verdict  *judge.Verdict     // a compare's; nil in a run
 }
 
@@ -42,7 +42,7 @@ func Plots(dir string, ps PlotSet) (made, skipped []string, err error) {
 	}
 	variants := VariantTraces{Names: ps.ColNames, Traces: ps.Traces}
 	if len(variants.Traces) == 0 {
-		variants.Traces = make([][]contract.Trace, 1)
+		variants.Traces = make([][]jobtrace.Trace, 1)
 	}
 	if ps.Verdict != nil {
 		try("deltas", func(b string) error { return PlotDeltas(ps.Verdict, b) })
@@ -57,7 +57,7 @@ func Plots(dir string, ps PlotSet) (made, skipped []string, err error) {
 			return errors.New("no traces")
 		}
 		first := last[0].Cell
-		var same []contract.Trace
+		var same []jobtrace.Trace
 		for _, t := range last {
 			if t.Cell == first {
 				same = append(same, t)

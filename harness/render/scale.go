@@ -85,24 +85,18 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 			}
 			continue
 		}
-		base, parts := r.Name.Parts()
-		v, ok := r.Value(contract.UnitRowsPerSec)
-		if !ok {
+		base, c, ok := contract.BaselineCell(r)
+		v, okV := r.Value(contract.UnitRowsPerSec)
+		if !ok || !okV {
 			continue
 		}
-		switch string(base) {
+		switch base {
 		case contract.RawCopyBenchmark, contract.ScanOnlyBenchmark:
-			var rows int64
-			for _, p := range parts {
-				fmt.Sscanf(strings.TrimPrefix(string(p), "/"), "rows=%d", &rows)
-			}
-			if rows > 0 {
-				add(contract.UnitRowsPerSec, baselineLabel(string(base)), rows, v)
+			if c.Rows > 0 {
+				add(contract.UnitRowsPerSec, baselineLabel(base), c.Rows, v)
 			}
 		case contract.ReplayBenchmark:
-			if c, err := contract.ParseName(strings.TrimPrefix(contract.Label(string(r.Name)), contract.ReplayBenchmark+"/")); err == nil {
-				add(contract.UnitRowsPerSec, replayPrefix+seriesOf(c, len(barriers) > 1), c.Rows, v)
-			}
+			add(contract.UnitRowsPerSec, replayPrefix+seriesOf(c, len(barriers) > 1), c.Rows, v)
 		}
 	}
 	if len(sizes) < 2 {
@@ -172,9 +166,9 @@ const replayPrefix = "replay "
 // seriesOf is a cell's line in the scale plot: its persistence mode, and its
 // cadence when the results have several (their epochs differ).
 func seriesOf(c contract.Cell, cadences bool) string {
-	s := "persist=" + contract.OnOff(c.Persist)
+	s := c.Field("persist").String()
 	if cadences {
-		s = "barrier=" + c.Barrier.String() + " " + s
+		s = c.Field("barrier").String() + " " + s
 	}
 	return s
 }

@@ -28,7 +28,7 @@ func SummaryGrid(results []*benchfmt.Result, rounds []int, units benchfmt.UnitMe
 		}
 		results = tagged
 	}
-	return judge.NewGrid(judge.GridConfig{Col: "/persist@(off on)"}, results, units)
+	return judge.NewGrid(judge.GridConfig{Col: contract.PairedDimension().Projection()}, results, units)
 }
 
 // WriteSummary prints, per cell group, each metric with persist off and on side by
@@ -53,7 +53,7 @@ func WriteSummary(w io.Writer, g *judge.Grid) error {
 		fmt.Fprintf(tw, "%s\n", contract.Label(row.StringValues()))
 		fmt.Fprint(tw, "  metric")
 		for _, c := range cols {
-			fmt.Fprintf(tw, "\tpersist=%s", c.StringValues())
+			fmt.Fprintf(tw, "\t%s", contract.Field{Dim: contract.PairedDimension().Name, Value: c.StringValues()})
 		}
 		if len(cols) > 1 {
 			fmt.Fprintf(tw, "\t%s vs %s", cols[len(cols)-1].StringValues(), cols[0].StringValues())

@@ -1,14 +1,15 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // Pairing is how the two runs of a pair (a cell's base and head; in a plain run
@@ -41,7 +42,7 @@ func ParsePairing(s string) (Pairing, error) {
 	case Sequential:
 		return Sequential, nil
 	case Duet:
-		if err := duetSupported(); err != nil {
+		if err := testbed.PinSupported(); err != nil {
 			return "", fmt.Errorf("--pairing duet: %w; use --pairing sequential", err)
 		}
 		return Duet, nil
@@ -51,7 +52,7 @@ func ParsePairing(s string) (Pairing, error) {
 
 // DefaultPairing is Duet where this machine can run one, else Sequential.
 func DefaultPairing() Pairing {
-	if duetSupported() != nil {
+	if testbed.PinSupported() != nil {
 		return Sequential
 	}
 	return Duet
@@ -76,11 +77,11 @@ func duetProcs(p profile.Profile) int {
 	if p.CPUs > 0 {
 		return p.CPUs
 	}
-	return max(1, len(duetCPUs())/2)
+	return max(1, len(testbed.CPUs())/2)
 }
 
 // duetFits reports whether two runs of the profile fit side by side.
-func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(duetCPUs()) }
+func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(testbed.CPUs()) }
 
 // gated reports whether every side's bench binary has the start gate a duet
 // needs; one built before it (an older commit) makes the pass run its pairs back
@@ -88,19 +89,19 @@ func duetFits(p profile.Profile) bool { return 2*duetProcs(p) <= len(duetCPUs())
 // change how it pairs by accident.
 func (p *pass) gated(ctx context.Context) (bool, error) {
 	for _, s := range p.sides {
-		pctx, cancel := context.WithTimeout(ctx, time.Minute)
-		out, err := exec.CommandContext(pctx, s.Binary, "-test.run", "^$", "-test.bench", "^$", "-"+contract.FlagStartGate+"=false").CombinedOutput()
-		cancel()
+		var out bytes.Buffer
+		err := Job{Binary: s.Binary, Args: []string{"-test.run", "^$", "-test.bench", "^$"}, Diagnostics: []string{"-" + contract.FlagStartGate + "=false"},
+			Timeout: time.Minute, Stdout: &out, Stderr: &out}.Run(ctx)
 		switch {
 		case ctx.Err() != nil:
 			return false, nil // interrupted: the pass stops before its first trial
 		case err == nil:
-		case strings.Contains(string(out), "flag provided but not defined: -"+contract.FlagStartGate):
+		case strings.Contains(out.String(), "flag provided but not defined: -"+contract.FlagStartGate):
 			p.cfg.Logger.Warn("this bench binary has no -"+contract.FlagStartGate+" (built before it): the runs of each pair go one after the other, as with --pairing sequential",
 				"side", s.Label, "binary", s.Binary)
 			return false, nil
 		default:
-			line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+			line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n")
 			return false, fmt.Errorf("probing %s for -%s: %v %s", s.Binary, contract.FlagStartGate, err, line)
 		}
 	}

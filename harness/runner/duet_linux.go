@@ -5,46 +5,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
-	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
-
-// duetSupported checks that this process may pin processes to CPUs and has at
-// least two to pin to.
-func duetSupported() error {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return fmt.Errorf("reading this process's CPUs: %w", err)
-	}
-	if set.Count() < 2 {
-		return fmt.Errorf("a duet needs 2 CPUs, this process may use %d", set.Count())
-	}
-	if err := unix.SchedSetaffinity(0, &set); err != nil { // a no-op that needs the permission
-		return fmt.Errorf("pinning to CPUs: %w", err)
-	}
-	return nil
-}
-
-// duetCPUs are the CPUs this process may use, in order.
-func duetCPUs() []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil
-	}
-	var cpus []int
-	for c := 0; len(cpus) < set.Count(); c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus
-}
 
 // runDuet runs the trials a and b at once (see Duet): both processes load their
 // tables, the gate opens when both are ready or gone, and until both have exited
@@ -55,7 +23,7 @@ func duetCPUs() []int {
 // is false if the two ran back to back instead.
 func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([]outcome, bool) {
 	procs := duetProcs(prof)
-	cpus := duetCPUs()
+	cpus := testbed.CPUs()
 	if len(cpus) < 2*procs { // the CPUs this process may use shrank since the pass began
 		return []outcome{p.runOne(ctx, p.sides[a.Side], prof, a), p.runOne(ctx, p.sides[b.Side], prof, b)}, false
 	}
@@ -69,14 +37,12 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 	var exited, warned [2]bool
 	var wg sync.WaitGroup
 	for i, t := range trials {
-		j, o := p.newJob(ctx, p.sides[t.Side], prof, t)
+		j, o := p.newJob(ctx, p.sides[t.Side], prof, t, procs)
 		if j == nil {
 			outs[i] = o
 			continue
 		}
-		defer j.cancel()
-		j.cmd.Args = append(j.cmd.Args, "-"+contract.FlagStartGate)
-		j.cmd.Env = append(j.cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs)) // the last value of a key wins
+		defer j.proc.Close()
 		readyR, readyW, err := os.Pipe()
 		if err != nil {
 			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
@@ -89,8 +55,8 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
 			continue
 		}
-		j.cmd.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: contract.GateReadyFD, GateGoFD
-		err = j.cmd.Start()
+		j.proc.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: contract.GateReadyFD, GateGoFD
+		err = j.proc.Start()
 		readyW.Close()
 		goR.Close()
 		if err != nil {
@@ -109,12 +75,12 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			// Wait for the exit without reaping, so the PID stays this process's until
 			// pinning has stopped for it; then reap.
 			var info unix.Siginfo
-			for unix.Waitid(unix.P_PID, j.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+			for unix.Waitid(unix.P_PID, j.proc.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
 			}
 			mu.Lock()
 			exited[i] = true
 			mu.Unlock()
-			outs[i] = j.outcome(ctx, j.cmd.Wait())
+			outs[i] = j.outcome(ctx, j.proc.Wait())
 		})
 	}
 	pin := func(flip int) {
@@ -124,7 +90,7 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			if j == nil || exited[i] {
 				continue
 			}
-			if err := pinProcess(j.cmd.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
+			if err := testbed.Pin(j.proc.Process.Pid, halves[i^flip]); err != nil && !warned[i] {
 				warned[i] = true
 				p.cfg.Logger.Warn("duet: pinning a run to its CPUs failed; its figures are not a duet's", "run", j.t.Index, "error", err)
 			}
@@ -161,27 +127,4 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 	close(done)
 	<-swapped
 	return outs, true
-}
-
-// pinProcess pins every thread of the process to cpus. Threads come and go; one
-// started since is pinned at the next call (a new thread inherits its creator's
-// CPUs meanwhile), one gone is no error. The error is the main thread's.
-func pinProcess(pid int, cpus []int) error {
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return nil // exited
-	}
-	var leader error
-	for _, t := range tasks {
-		if tid, err := strconv.Atoi(t.Name()); err == nil {
-			if err := unix.SchedSetaffinity(tid, &set); tid == pid && err != unix.ESRCH {
-				leader = err
-			}
-		}
-	}
-	return leader
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // The test binary doubles as a fake bench binary when this variable is set; the
@@ -129,7 +130,7 @@ func duetPassTimeout(t *testing.T, base, head string, pairing Pairing, timeout t
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	cfg := PassConfig{Dir: dir, Profiles: profiles, Timeout: timeout, Machine: Machine{Cores: 2},
+	cfg := PassConfig{Dir: dir, Profiles: profiles, Timeout: timeout, Machine: testbed.Machine{Cores: 2},
 		Logger: slog.New(slog.NewTextHandler(&log, nil)), Pairing: pairing}
 	res, err := RunPass(context.Background(), cfg, sides, Plan(fakeMatrix().Cells(), 1, 2))
 	if err != nil {
@@ -154,7 +155,7 @@ func metric(t *testing.T, res *PassResult, side int, unit string) float64 {
 // are ready, each run meets both halves of the CPUs, and the results say how they
 // ran.
 func TestDuetStartsTogetherAndTradesCPUs(t *testing.T) {
-	if err := duetSupported(); err != nil {
+	if err := testbed.PinSupported(); err != nil {
 		t.Skip(err)
 	}
 	res, _ := duetPass(t, "fast", "slow", Duet)
@@ -169,10 +170,10 @@ func TestDuetStartsTogetherAndTradesCPUs(t *testing.T) {
 		if got := r.GetConfig(contract.ConfigPairing); got != string(Duet) {
 			t.Errorf("side %d: config pairing %q, want duet", side, got)
 		}
-		if got, want := r.GetConfig(contract.ConfigGOMAXPROCS), fmt.Sprint(len(duetCPUs())/2); got != want {
+		if got, want := r.GetConfig(contract.ConfigGOMAXPROCS), fmt.Sprint(len(testbed.CPUs())/2); got != want {
 			t.Errorf("side %d: config gomaxprocs %q, want %s", side, got, want)
 		}
-		if got, want := metric(t, res, side, "procs"), float64(len(duetCPUs())/2); got != want {
+		if got, want := metric(t, res, side, "procs"), float64(len(testbed.CPUs())/2); got != want {
 			t.Errorf("side %d ran with GOMAXPROCS %g, want %g", side, got, want)
 		}
 	}
@@ -181,7 +182,7 @@ func TestDuetStartsTogetherAndTradesCPUs(t *testing.T) {
 // TestDuetPartnerFailsBeforeTheGate: a run that dies while loading leaves its
 // partner to finish alone, and is a failure.
 func TestDuetPartnerFailsBeforeTheGate(t *testing.T) {
-	if err := duetSupported(); err != nil {
+	if err := testbed.PinSupported(); err != nil {
 		t.Skip(err)
 	}
 	res, _ := duetPass(t, "crash", "fast", Duet)
@@ -194,7 +195,7 @@ func TestDuetPartnerFailsBeforeTheGate(t *testing.T) {
 // TestDuetPartnerRunsLong: a run that finished is kept when its partner then
 // times out; it is judged by its own time, not the duet's.
 func TestDuetPartnerRunsLong(t *testing.T) {
-	if err := duetSupported(); err != nil {
+	if err := testbed.PinSupported(); err != nil {
 		t.Skip(err)
 	}
 	res, _ := duetPassTimeout(t, "long", "fast", Duet, 3*time.Second)
@@ -248,7 +249,7 @@ func TestPaired(t *testing.T) {
 // TestWritePlanDuetEstimate: a plan of duets says so, and estimates a pair at
 // duetShare of its two runs back to back; a cell without a partner runs alone.
 func TestWritePlanDuetEstimate(t *testing.T) {
-	if err := duetSupported(); err != nil {
+	if err := testbed.PinSupported(); err != nil {
 		t.Skip(err)
 	}
 	set, err := profile.NewSet(nil)

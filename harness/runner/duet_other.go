@@ -4,16 +4,9 @@ package runner
 
 import (
 	"context"
-	"errors"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 )
-
-func duetSupported() error {
-	return errors.New("pinning processes to CPUs is implemented for Linux only")
-}
-
-func duetCPUs() []int { return nil }
 
 // runDuet is never called here (ParsePairing and DefaultPairing refuse Duet); it
 // runs the two back to back and says so.

@@ -4,12 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -39,13 +36,18 @@ func (r Recovery) Name() string {
 func (r Recovery) ProfileName() string { return r.Cell.Profile }
 
 func (r Recovery) args(profileFiles []string) []string {
-	args := r.Cell.Args("", profileFiles)
+	args := selecting(r.Cell.Args("", profileFiles), contract.BenchRegexp("Recovery", strings.TrimPrefix(r.Name(), "Recovery/")))
+	return append(args, "-"+contract.FlagCrash, strconv.Itoa(r.Crash)+"%")
+}
+
+// selecting is a cell's arguments with -test.bench selecting re instead of the cell.
+func selecting(args []string, re string) []string {
 	for i := range args {
-		if args[i] == "-test.bench" {
-			args[i+1] = contract.BenchRegexp("Recovery", strings.TrimPrefix(r.Name(), "Recovery/"))
+		if args[i] == "-test.bench" && i+1 < len(args) {
+			args[i+1] = re
 		}
 	}
-	return append(args, "-"+contract.FlagCrash, strconv.Itoa(r.Crash)+"%")
+	return args
 }
 
 // RawCopy is a raw copy to run beside the cells: one table of one profile.
@@ -56,7 +58,7 @@ type RawCopy struct {
 
 // Name is the raw copy's benchmark name, as BenchmarkRawCopy reports it.
 func (r RawCopy) Name() string {
-	return fmt.Sprintf("RawCopy/profile=%s/workload=%s/rows=%d", r.Profile, r.Workload, r.Rows)
+	return contract.Cell{Profile: r.Profile, Workload: r.Workload, Rows: r.Rows}.BaselineName(contract.RawCopyBenchmark)
 }
 
 // ProfileName is the profile it runs on.
@@ -100,13 +102,7 @@ func (b Baseline) ProfileName() string { return b.Cell.Profile }
 
 // args run exactly this baseline once: the cell's flags, its benchmark selected.
 func (b Baseline) args(profileFiles []string) []string {
-	args := b.Cell.Args("", profileFiles)
-	for i := range args {
-		if args[i] == "-test.bench" {
-			args[i+1] = contract.BenchRegexp(b.Benchmark, strings.TrimPrefix(b.Name(), b.Benchmark+"/"))
-		}
-	}
-	return args
+	return selecting(b.Cell.Args("", profileFiles), contract.BenchRegexp(b.Benchmark, strings.TrimPrefix(b.Name(), b.Benchmark+"/")))
 }
 
 // BaselinesOf are the baselines of the cells, table by table in the cells' order:
@@ -148,19 +144,10 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 				failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
 				continue
 			}
-			rctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
-			cmd := exec.CommandContext(rctx, s.Binary, rc.args(cfg.ProfileFiles)...)
-			cmd.Dir = cfg.Dir
-			cmd.Env = os.Environ()
-			if prof.CPUs > 0 {
-				cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
-			}
-			gracefully(cmd, 5*time.Second)
 			var stdout bytes.Buffer
 			stderr := &tailBuffer{max: 8 << 10}
-			cmd.Stdout, cmd.Stderr = &stdout, stderr
-			err = cmd.Run()
-			cancel()
+			err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
+				Stdout: &stdout, Stderr: stderr}.Run(ctx)
 			if err != nil {
 				failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
 				continue

@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
@@ -21,19 +19,6 @@ import (
 // (--measure instructions) instead of timing it alone.
 type Instructions struct {
 	Valgrind string // valgrind's version, from callgrind.Check
-}
-
-// underCallgrind makes the job's process run its bench binary under callgrind,
-// writing its counts beside its trace.
-func underCallgrind(j *job) {
-	j.callgrindOut = strings.TrimSuffix(j.trace, ".jsonl") + ".callgrind.out"
-	for _, old := range append(globOr(j.callgrindOut+".*"), j.callgrindOut) {
-		os.Remove(old) // an earlier pass's, which ReadWindows would add up
-	}
-	cmd := exec.CommandContext(j.rctx, "valgrind", callgrind.Command(j.callgrindOut, j.cmd.Path, j.cmd.Args[1:])...)
-	// Callgrind's settings come last: they override a profile's GOMAXPROCS.
-	cmd.Dir, cmd.Env = j.cmd.Dir, append(j.cmd.Env, callgrind.Env()...)
-	j.cmd = cmd
 }
 
 func globOr(pattern string) []string {
@@ -55,7 +40,7 @@ func addInstructions(o *outcome, callgrindOut string) error {
 	if o.trace == "" {
 		return errors.New("the job wrote no trace, which gives its rows and barriers: this bench binary is too old for --measure instructions")
 	}
-	traces, err := contract.ReadTraceFile(o.trace)
+	traces, err := jobtrace.ReadTraceFile(o.trace)
 	if err != nil {
 		return err
 	}

@@ -78,12 +78,12 @@ func TestUnderCallgrind(t *testing.T) {
 	p := &pass{cfg: PassConfig{Dir: t.TempDir(), Instructions: &Instructions{Valgrind: "valgrind-3.19.0"}}}
 	s := Side{Label: "head", Binary: "/bin/bench.test"}
 	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1000, Scan: "merged", Par: 2}
-	j, o := p.newJob(context.Background(), s, profile.Profile{Name: "mem", CPUs: 2}, Trial{Cell: cell, Round: 1})
+	j, o := p.newJob(context.Background(), s, profile.Profile{Name: "mem", CPUs: 2}, Trial{Cell: cell, Round: 1}, 0)
 	if j == nil {
 		t.Fatal(o.failure)
 	}
-	defer j.cancel()
-	args := j.cmd.Args
+	defer j.proc.Close()
+	args := j.proc.Args
 	if filepath.Base(args[0]) != "valgrind" || !slices.Contains(args, "--tool=callgrind") || !slices.Contains(args, "--instr-atstart=no") ||
 		!slices.Contains(args, "--callgrind-out-file="+j.callgrindOut) || !slices.Contains(args, "/bin/bench.test") {
 		t.Fatalf("command %q: want valgrind's callgrind running the bench binary", args)
@@ -92,7 +92,7 @@ func TestUnderCallgrind(t *testing.T) {
 		t.Errorf("the bench binary's arguments %q, want %q", args[i+1:], cell.Args(j.tmpTrace, nil))
 	}
 	last := map[string]string{}
-	for _, kv := range j.cmd.Env {
+	for _, kv := range j.proc.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		last[k] = v
 	}

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,13 +19,14 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
 // Side is one build of the benchmarks: a plain run has one, a compare two.
 type Side struct {
 	Label    string // "" in a plain run; "base" or "head"
-	Checkout Checkout
+	Checkout testbed.Checkout
 	Binary   string
 	File     string // its results file, rewritten after every trial ("": none)
 	// Prior are results of earlier passes that File holds before this pass's.
@@ -38,9 +38,9 @@ type PassConfig struct {
 	Dir          string // the results directory, absolute; traces go under traces/
 	Name         string // "" for the main pass; another name keeps its traces and failures apart
 	Profiles     *profile.Set
-	ProfileFiles []string // absolute, for the bench binary
-	Timeout      time.Duration
-	Machine      Machine
+	ProfileFiles []string      // absolute, for the bench binary
+	Timeout      time.Duration // per job (0: DefaultTimeout)
+	Machine      testbed.Machine
 	Progress     io.Writer // progress bar or log lines; nil: none
 	Terminal     bool      // Progress is a terminal: draw a bar
 	Logger       *slog.Logger
@@ -87,9 +87,6 @@ type pass struct {
 // the results directory or a bench binary that cannot be probed; see PassResult.Err
 // for the trials'.
 func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) (*PassResult, error) {
-	if cfg.Timeout == 0 {
-		cfg.Timeout = 10 * time.Minute
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -239,22 +236,19 @@ func (p *pass) traceDir(s Side) string {
 
 // runOne runs one job of the cell in its own process of the side's bench binary.
 func (p *pass) runOne(ctx context.Context, s Side, prof profile.Profile, t Trial) outcome {
-	j, o := p.newJob(ctx, s, prof, t)
+	j, o := p.newJob(ctx, s, prof, t, 0)
 	if j == nil {
 		return o
 	}
-	defer j.cancel()
-	return j.outcome(ctx, j.cmd.Run())
+	defer j.proc.Close()
+	return j.outcome(ctx, j.proc.Run())
 }
 
 // job is one trial's process.
 type job struct {
 	t               Trial
 	side            string
-	cmd             *exec.Cmd
-	rctx            context.Context // ctx with the run's timeout
-	cancel          context.CancelFunc
-	timeout         time.Duration
+	proc            *Process
 	stdout          bytes.Buffer
 	stderr          *tailBuffer
 	trace, tmpTrace string
@@ -262,28 +256,29 @@ type job struct {
 }
 
 // newJob makes a trial's process, not started; a nil job comes with the failure.
-func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial) (*job, outcome) {
+// With duetProcs > 0 it is one run of a duet: on that many CPUs, behind the start gate.
+func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial, duetProcs int) (*job, outcome) {
 	dir := p.traceDir(s)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, outcome{failure: &Failure{Trial: t, Side: s.Label, Reason: err.Error()}}
 	}
-	j := &job{t: t, side: s.Label, timeout: p.cfg.Timeout, stderr: &tailBuffer{max: 8 << 10}}
+	j := &job{t: t, side: s.Label, stderr: &tailBuffer{max: 8 << 10}}
 	j.trace = filepath.Join(dir, traceName(t))
 	j.tmpTrace = j.trace + ".tmp"
 	os.Remove(j.tmpTrace)
-	j.rctx, j.cancel = context.WithTimeout(ctx, p.cfg.Timeout)
-	j.cmd = exec.CommandContext(j.rctx, s.Binary, t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles)...)
-	j.cmd.Dir = p.cfg.Dir
-	j.cmd.Env = os.Environ()
-	if prof.CPUs > 0 {
-		j.cmd.Env = append(j.cmd.Env, "GOMAXPROCS="+strconv.Itoa(prof.CPUs))
+	spec := Job{Binary: s.Binary, Args: t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles), Dir: p.cfg.Dir, CPUs: prof.CPUs,
+		Timeout: p.cfg.Timeout, Stdout: &j.stdout, Stderr: j.stderr}
+	if duetProcs > 0 {
+		spec.CPUs, spec.Diagnostics = duetProcs, []string{"-" + contract.FlagStartGate}
 	}
 	if p.cfg.Instructions != nil {
-		underCallgrind(j)
+		j.callgrindOut = strings.TrimSuffix(j.trace, ".jsonl") + ".callgrind.out"
+		for _, old := range append(globOr(j.callgrindOut+".*"), j.callgrindOut) {
+			os.Remove(old) // an earlier pass's, which ReadWindows would add up
+		}
+		spec.Callgrind = j.callgrindOut
 	}
-	// Ask the process group to stop first; kill it if it does not within the delay.
-	gracefully(j.cmd, 5*time.Second)
-	j.cmd.Stdout, j.cmd.Stderr = &j.stdout, j.stderr
+	j.proc = spec.Process(ctx)
 	return j, outcome{}
 }
 
@@ -294,9 +289,10 @@ func (j *job) outcome(ctx context.Context, err error) outcome {
 		os.Remove(j.tmpTrace)
 		return outcome{failure: &Failure{Trial: t, Side: j.side, Reason: reason, Tail: failureTail(j.stdout.String(), j.stderr.String())}}
 	}
+	err = j.proc.Err(err)
 	switch {
-	case errors.Is(j.rctx.Err(), context.DeadlineExceeded):
-		return fail(fmt.Sprintf("timeout after %v", j.timeout))
+	case errors.Is(err, ErrTimeout):
+		return fail(err.Error())
 	case ctx.Err() != nil:
 		return fail("interrupted")
 	case err != nil:
@@ -337,60 +333,24 @@ func (j *job) outcome(ctx context.Context, err error) outcome {
 func traceName(t Trial) string {
 	m := t.Cell.Only()
 	var vals []string
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		vals = append(vals, strings.NewReplacer(":", "-", "+", "-", ",", "-").Replace(m.Get(d)))
 	}
 	return fmt.Sprintf("%s.r%d.jsonl", strings.Join(vals, "_"), t.Round)
 }
 
-// addConfig adds the harness's config keys to a result from the bench binary, which
-// itself gives goos, goarch, pkg and cpu.
-func addConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile, duet bool) {
-	procs := strconv.Itoa(m.Cores)
+// addConfig adds the harness's config keys to a result of the profile's job, run
+// alone or in a duet.
+func addConfig(r *benchfmt.Result, src testbed.Checkout, m testbed.Machine, p profile.Profile, duet bool) {
+	procs := m.Cores
 	if p.CPUs > 0 {
-		procs = strconv.Itoa(p.CPUs)
+		procs = p.CPUs
 	}
 	pairing := ""
 	if duet {
-		procs, pairing = strconv.Itoa(duetProcs(p)), string(Duet)
+		procs, pairing = duetProcs(p), string(Duet)
 	}
-	commitTime := ""
-	if !src.CommitTime.IsZero() {
-		commitTime = src.CommitTime.UTC().Format(time.RFC3339)
-	}
-	for _, kv := range [][2]string{
-		{contract.ConfigCommit, src.Commit},
-		{contract.ConfigCommitTime, commitTime},
-		{contract.ConfigBranch, src.Branch},
-		{contract.ConfigDirty, strconv.FormatBool(src.Dirty)},
-		{contract.ConfigGo, src.GoVersion},
-		{contract.ConfigPebble, src.Pebble},
-		{contract.ConfigCores, strconv.Itoa(m.Cores)},
-		{contract.ConfigGOMAXPROCS, procs},
-		{contract.ConfigMachine, m.Fingerprint},
-		{contract.ConfigProfile, fmt.Sprintf("%s v%d", p.Name, p.Version)},
-		{contract.ConfigDisk, diskOf(p)},
-		{contract.ConfigPairing, pairing},
-	} {
-		if kv[1] != "" {
-			r.SetConfig(kv[0], kv[1])
-			i, _ := r.ConfigIndex(kv[0])
-			r.Config[i].File = true // written to the results file, like the binary's own
-		}
-	}
-}
-
-// diskOf is the profile's disk as results record it: a real disk also names the
-// filesystem its jobs ran on, since a temp dir on tmpfs is no disk at all.
-func diskOf(p profile.Profile) string {
-	if p.FS != profile.FSDisk {
-		return p.Disk()
-	}
-	fs, err := profile.Filesystem(p.JobDir())
-	if err != nil {
-		fs = "unknown filesystem"
-	}
-	return p.Disk() + " (" + fs + " at " + p.JobDir() + ")"
+	testbed.AddConfig(r, src, m, p, procs, pairing)
 }
 
 // writeFailures rewrites the pass's failures file: failures.txt, or

@@ -63,13 +63,7 @@ func PlanRounds(cells []contract.Cell, first, count, sides int) []Trial {
 }
 
 // persistPair reports whether a and b are one cell with persistence off and on.
-func persistPair(a, b contract.Cell) bool {
-	if a.Persist == b.Persist {
-		return false
-	}
-	b.Persist = a.Persist
-	return a == b
-}
+func persistPair(a, b contract.Cell) bool { return a != b && a.PairKey() == b.PairKey() }
 
 // Shard is one part of a matrix split over runners: Index of Count, from 1.
 type Shard struct{ Index, Count int }
@@ -128,8 +122,7 @@ func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contrac
 	var groups []*group
 	index := map[contract.Cell]*group{}
 	for _, c := range cells {
-		k := c
-		k.Persist = false
+		k := c.PairKey()
 		g := index[k]
 		if g == nil {
 			g = &group{}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 func TestShardCellsPartitionAndBalance(t *testing.T) {
@@ -23,7 +24,7 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 		}
 	}
 	m := contract.Matrix{Profiles: nightly, Workloads: []string{"narrow", "bid", "wide"}, Rows: []int64{300_000},
-		Persist: []bool{false, true}, Scans: contract.Scans, Barriers: []contract.Cadence{contract.Every(100 * time.Millisecond), contract.Every(time.Second)}, Pars: []int{2}}
+		Persist: []bool{false, true}, Scans: contract.Scans, Barriers: []rates.Cadence{rates.Every(100 * time.Millisecond), rates.Every(time.Second)}, Pars: []int{2}}
 	all := m.Cells()
 	// The largest on/off pair bounds what any split can do.
 	pairs := map[contract.Cell]float64{}
@@ -98,9 +99,9 @@ func TestEstimateCostHonoursTheRateLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 300_000, Par: 2, Barrier: contract.Every(100 * time.Millisecond)}
+	c := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 300_000, Par: 2, Barrier: rates.Every(100 * time.Millisecond)}
 	free := EstimateCost(c, p)
-	c.Limit = contract.RateLimit{Rate: 10_000} // two actors at 10k rows/s: 15 s of scan
+	c.Limit = rates.RateLimit{Rate: 10_000} // two actors at 10k rows/s: 15 s of scan
 	if limited := EstimateCost(c, p); limited < 15 || limited <= free {
 		t.Errorf("estimate %v s with a 10k/s limit (%v s without), want at least 15 s", limited, free)
 	}

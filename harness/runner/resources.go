@@ -1,51 +1,14 @@
 package runner
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
-
-// Room is what the machine has for a job's tables: memory for the in-memory
-// filesystem, and free disk per directory for disk profiles.
-type Room struct {
-	Memory int64                           // bytes available (0: unknown, nothing skipped for memory)
-	Disk   func(dir string) (int64, error) // free bytes at dir
-}
-
-// MachineRoom reads the memory available (/proc/meminfo) and asks statfs for disk.
-func MachineRoom() Room {
-	return Room{Memory: memAvailable(), Disk: func(dir string) (int64, error) {
-		var st syscall.Statfs_t
-		if err := syscall.Statfs(dir, &st); err != nil {
-			return 0, err
-		}
-		return int64(st.Bavail) * st.Bsize, nil
-	}}
-}
-
-func memAvailable() int64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
 
 // NeededBytes is about how much a cell's job stores at its peak: table A, the MV,
 // the WAL and the compactions' outputs before their inputs go, from the bytes per
@@ -63,7 +26,7 @@ func NeededBytes(c contract.Cell) int64 {
 // says for each one left out what it needs, what there is, and what to do. Under
 // Duet pairing a cell that will run beside its persist partner gets half the room:
 // both jobs hold their tables at once.
-func FitRoom(cells []contract.Cell, set *profile.Set, room Room, pairing Pairing) (kept []contract.Cell, skipped []string) {
+func FitRoom(cells []contract.Cell, set *profile.Set, room testbed.Room, pairing Pairing) (kept []contract.Cell, skipped []string) {
 	for _, c := range cells {
 		p, err := set.Get(c.Profile)
 		if err != nil {

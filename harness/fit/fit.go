@@ -1,4 +1,6 @@
-package harness
+// Package fit fits the cost model to results files (benchrun fit) and predicts
+// jobs with it (benchrun predict).
+package fit
 
 import (
 	"cmp"
@@ -8,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -16,6 +19,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/internal/files"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
 // modelFile is what `benchrun fit` saves: the model and the cells it is for.
@@ -40,22 +44,17 @@ func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string
 		if !ok {
 			continue
 		}
-		var parts []string // the cell's name without the dimensions the model spans
-		for _, p := range strings.Split(c.Name(), "/") {
-			if !strings.HasPrefix(p, "rows=") && !strings.HasPrefix(p, "barrier=") && !strings.HasPrefix(p, "persist=") && !strings.HasPrefix(p, "vnodes=") {
-				parts = append(parts, p)
-			}
-		}
-		if key := strings.Join(parts, "/"); config == "" {
+		// The cell's name without the dimensions the model spans.
+		if key := c.Without("rows", "barrier", "persist", "vnodes"); config == "" {
 			config = key
 		} else if key != config {
-			return nil, "", &ConfigError{fmt.Errorf("fit: results of two configurations (%s and %s): a model is for one profile, workload, scan and par; fit each apart", config, key)}
+			return nil, "", &usage.Error{Err: fmt.Errorf("fit: results of two configurations (%s and %s): a model is for one profile, workload, scan and par; fit each apart", config, key)}
 		}
 		// Jobs measured in duets (on half the CPUs, beside another) and alone do not mix.
 		if how := "pairing " + cmp.Or(r.GetConfig(contract.ConfigPairing), "sequential") + ", gomaxprocs " + r.GetConfig(contract.ConfigGOMAXPROCS); measured == "" {
 			measured = how
 		} else if how != measured {
-			return nil, "", &ConfigError{fmt.Errorf("fit: results measured two ways (%s and %s): fit each apart", measured, how)}
+			return nil, "", &usage.Error{Err: fmt.Errorf("fit: results measured two ways (%s and %s): fit each apart", measured, how)}
 		}
 		sec, okSec := r.Value("sec/op")
 		barriers, okB := r.Value(contract.UnitBarriers)
@@ -66,31 +65,31 @@ func jobsOf(results []*benchfmt.Result, names []string) ([]costmodel.Job, string
 			Barrier: c.Barrier.Interval.Seconds(), EpochRows: float64(c.Barrier.Rows)})
 	}
 	if len(jobs) == 0 {
-		return nil, "", &ConfigError{fmt.Errorf("fit: no backfill results with sec/op and barriers in %s", strings.Join(names, ", "))}
+		return nil, "", &usage.Error{Err: fmt.Errorf("fit: no backfill results with sec/op and barriers in %s", strings.Join(names, ", "))}
 	}
 	return jobs, config, nil
 }
 
-// FitModel fits the cost model to results files and saves it to out (JSON; "":
+// Fit fits the cost model to results files and saves it to out (JSON; "":
 // model.json beside the first file, so the model stays with its results); it
 // writes a summary of the coefficients with their 95 % intervals to w, and draws
 // the results against size (scale.png and .svg beside out). It replaces an
 // earlier model at out, nothing else.
-func FitModel(w io.Writer, names []string, out string) error {
+func Fit(w io.Writer, names []string, out string) error {
 	if len(names) == 0 {
-		return &ConfigError{fmt.Errorf("fit: want results files")}
+		return &usage.Error{Err: fmt.Errorf("fit: want results files")}
 	}
 	if out == "" {
 		out = filepath.Join(filepath.Dir(names[0]), "model.json")
 	}
 	if _, err := os.Stat(out); err == nil {
 		if _, err := readModel(out); err != nil {
-			return &ConfigError{fmt.Errorf("fit: %s exists and is not a model benchrun fit wrote: name another file with --out", out)}
+			return &usage.Error{Err: fmt.Errorf("fit: %s exists and is not a model benchrun fit wrote: name another file with --out", out)}
 		}
 	}
 	results, _, err := contract.ReadFiles(names...)
 	if err != nil {
-		return &ConfigError{fmt.Errorf("fit: %w", err)}
+		return &usage.Error{Err: fmt.Errorf("fit: %w", err)}
 	}
 	jobs, config, err := jobsOf(results, names)
 	if err != nil {
@@ -106,7 +105,7 @@ func FitModel(w io.Writer, names []string, out string) error {
 	}
 	m, err := costmodel.Fit(jobs, 1000, 1)
 	if err != nil {
-		return &ConfigError{err}
+		return &usage.Error{Err: err}
 	}
 	mf := modelFile{Model: m, Config: config, Files: names}
 	trained, checks, holdErr := costmodel.HoldOut(jobs, 300, 2)
@@ -184,14 +183,14 @@ func writeHeldOut(w io.Writer, trained [2]float64, checks []costmodel.Check, err
 func Predict(w io.Writer, modelPath string, q costmodel.Query, par int) error {
 	mf, err := readModel(modelPath)
 	if err != nil {
-		return &ConfigError{fmt.Errorf("predict: --model: %w", err)}
+		return &usage.Error{Err: fmt.Errorf("predict: --model: %w", err)}
 	}
-	if par > 0 && !slices.Contains(strings.Split(mf.Config, "/"), fmt.Sprintf("par=%d", par)) {
-		return &ConfigError{fmt.Errorf("predict: --par %d: the model is of %s; fit results of par=%d to predict it (the cost does not scale with actors beyond the cores: see the sweep's par cells)", par, mf.Config, par)}
+	if par > 0 && !slices.Contains(contract.Fields(mf.Config), contract.Field{Dim: "par", Value: strconv.Itoa(par)}) {
+		return &usage.Error{Err: fmt.Errorf("predict: --par %d: the model is of %s; fit results of par=%d to predict it (the cost does not scale with actors beyond the cores: see the sweep's par cells)", par, mf.Config, par)}
 	}
 	p, err := mf.Model.Predict(q)
 	if err != nil {
-		return &ConfigError{err}
+		return &usage.Error{Err: err}
 	}
 	barrier := fmt.Sprintf("every %gs", q.Barrier)
 	if q.EpochRows > 0 {

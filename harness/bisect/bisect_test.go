@@ -1,4 +1,4 @@
-package harness
+package bisect
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 )
 
@@ -61,7 +62,7 @@ func syntheticHistory(t *testing.T, dir string, cell contract.Cell, slow, broken
 		return strings.TrimSpace(string(out))
 	}
 	var flags strings.Builder
-	for _, name := range append(append([]string{}, contract.Dimensions...), contract.FlagProfileFile, contract.FlagCrash, contract.FlagTrace) {
+	for _, name := range append(append([]string{}, contract.DimensionNames()...), contract.FlagProfileFile, contract.FlagCrash, contract.FlagTrace) {
 		fmt.Fprintf(&flags, "\tflag.String(%q, \"\", \"\")\n", name)
 	}
 	fmt.Fprintf(&flags, "\tflag.Bool(%q, false, \"\")\n", contract.FlagStartGate)
@@ -97,20 +98,20 @@ func TestBisectNamesTheInjectedCommit(t *testing.T) {
 		t.Skip("builds and measures a synthetic history")
 	}
 	const slow, broken = 11, 9
-	cell := QuickMatrix().Cells()[0]
+	cell := harness.QuickMatrix().Cells()[0]
 	repo := t.TempDir()
 	commits := syntheticHistory(t, repo, cell, slow, broken)
 	var out bytes.Buffer
-	cfg := BisectConfig{
-		Compare: CompareConfig{
-			Measure: Measure{Matrix: QuickMatrix(), Count: 6, Src: repo, Timeout: time.Minute, Pairing: "sequential"},
-			Output:  Output{Stdout: &out},
+	cfg := Config{
+		Compare: harness.CompareConfig{
+			Measure: harness.Measure{Matrix: harness.QuickMatrix(), Count: 6, Src: repo, Timeout: time.Minute, Pairing: "sequential"},
+			Output:  harness.Output{Stdout: &out},
 			Options: judge.Options{Thresholds: judge.DefaultThresholds(), Correction: judge.Holm, Alpha: 0.05},
 		},
 		Good: commits[0], Bad: commits[15], Cell: cell.Name(), Cache: filepath.Join(t.TempDir(), "cache"),
 	}
-	res, err := Bisect(context.Background(), cfg)
-	if !errors.Is(err, ErrRegression) || res.FirstBad == nil || res.FirstBad.Hash != commits[slow] {
+	res, err := Run(context.Background(), cfg)
+	if !errors.Is(err, harness.ErrRegression) || res.FirstBad == nil || res.FirstBad.Hash != commits[slow] {
 		t.Fatalf("bisect: %v, result %+v; want the first bad commit %s (commit %d)\n%s", err, res, commits[slow], slow, out.String())
 	}
 	t.Logf("named %s %q in %d steps:\n%s", res.FirstBad.Hash[:12], res.FirstBad.Subject, len(res.Steps), out.String())
@@ -125,8 +126,8 @@ func TestBisectNamesTheInjectedCommit(t *testing.T) {
 	}
 
 	// Again: every step from the cache.
-	again, err := Bisect(context.Background(), cfg)
-	if !errors.Is(err, ErrRegression) || again.FirstBad == nil || again.FirstBad.Hash != commits[slow] {
+	again, err := Run(context.Background(), cfg)
+	if !errors.Is(err, harness.ErrRegression) || again.FirstBad == nil || again.FirstBad.Hash != commits[slow] {
 		t.Fatalf("second bisect: %v, %+v", err, again)
 	}
 	for _, s := range again.Steps {
@@ -139,11 +140,11 @@ func TestBisectNamesTheInjectedCommit(t *testing.T) {
 	// at the broken commit (skip).
 	step := cfg
 	step.Step, step.Bad = true, ""
-	if _, err := Bisect(context.Background(), step); !errors.Is(err, ErrRegression) {
+	if _, err := Run(context.Background(), step); !errors.Is(err, harness.ErrRegression) {
 		t.Errorf("--step at HEAD: %v, want a regression (exit 1)", err)
 	}
 	step.Bad = commits[broken]
-	if _, err := Bisect(context.Background(), step); !errors.Is(err, ErrStepSkip) {
+	if _, err := Run(context.Background(), step); !errors.Is(err, ErrStepSkip) {
 		t.Errorf("--step at the broken commit: %v, want a skip (exit 125)", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestNextProbe(t *testing.T) {
 // TestSelectCells: --cell takes a cell's full name (also outside the matrix), or
 // a pattern whose matches make a matrix; others are refused with the reason.
 func TestSelectCells(t *testing.T) {
-	m := QuickMatrix()
+	m := harness.QuickMatrix()
 	m.Profiles = []string{"mem"}
 	for _, tc := range []struct {
 		pattern string

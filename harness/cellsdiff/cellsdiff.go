@@ -1,4 +1,6 @@
-package harness
+// Package cellsdiff adds to a matrix the cells a change may touch, from rules over
+// the changed paths (ci/cells-by-path.json).
+package cellsdiff
 
 import (
 	"encoding/json"
@@ -20,9 +22,9 @@ type pathCells struct {
 	Why   string            `json:"why"`
 }
 
-// addCellsFromDiff reads the rules of file and adds to m the values of every rule a
+// Add reads the rules of file and adds to m the values of every rule a
 // changed path matches; it returns a note per rule that fired.
-func addCellsFromDiff(m *contract.Matrix, file string, changed []string) ([]string, error) {
+func Add(m *contract.Matrix, file string, changed []string) ([]string, error) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("--cells-from-diff: %w", err)
@@ -70,7 +72,7 @@ func matchesAny(patterns []string, file string) bool {
 
 func formatAdd(add map[string]string) string {
 	var parts []string
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		if v, ok := add[d]; ok {
 			parts = append(parts, d+"="+v)
 		}

@@ -1,4 +1,6 @@
-package contract
+// Package jobtrace is the trace schema: the detail of one job that does not fit a benchfmt
+// line (per-epoch rows and latencies, bytes per category), one JSON object per line.
+package jobtrace
 
 import (
 	"bufio"

@@ -1,6 +1,8 @@
-package harness
+package cellsdiff_test
 
 import (
+	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/cellsdiff"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +13,7 @@ import (
 // adds the per-vnode scan, one under bench/storage/ adds gp3 and the checkpoint read,
 // a change elsewhere adds nothing; a rule naming an unknown dimension is refused.
 func TestCellsFromDiff(t *testing.T) {
-	rules := filepath.Join("..", "ci", "cells-by-path.json")
+	rules := filepath.Join("..", "..", "ci", "cells-by-path.json")
 	for _, tc := range []struct {
 		changed []string
 		want    map[string]string // dimension: its values after
@@ -22,8 +24,8 @@ func TestCellsFromDiff(t *testing.T) {
 		{[]string{"bench/storage/store.go"}, map[string]string{"profile": "mem,hummock,gp3", "read": "uncommitted,checkpoint", "scan": "snapshot,merged"}, 3},
 		{[]string{"workloads/catalog.go", "bench/source/source.go"}, map[string]string{"workload": "narrow,bid,narrow+pk-update"}, 1},
 	} {
-		m := QuickMatrix()
-		notes, err := addCellsFromDiff(&m, rules, tc.changed)
+		m := harness.QuickMatrix()
+		notes, err := cellsdiff.Add(&m, rules, tc.changed)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,12 +40,12 @@ func TestCellsFromDiff(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`[{"paths": ["x"], "add": {"colour": "blue"}, "why": "?"}]`), 0o644)
-	m := QuickMatrix()
-	if _, err := addCellsFromDiff(&m, bad, []string{"x"}); err == nil || !strings.Contains(err.Error(), "colour") {
+	m := harness.QuickMatrix()
+	if _, err := cellsdiff.Add(&m, bad, []string{"x"}); err == nil || !strings.Contains(err.Error(), "colour") {
 		t.Errorf("an unknown dimension: err = %v", err)
 	}
 	os.WriteFile(bad, []byte(`{"not": "a list"}`), 0o644)
-	if _, err := addCellsFromDiff(&m, bad, nil); err == nil {
+	if _, err := cellsdiff.Add(&m, bad, nil); err == nil {
 		t.Error("a file that is not a list of rules parsed")
 	}
 }

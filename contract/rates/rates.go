@@ -1,4 +1,6 @@
-package contract
+// Package rates holds the cadence and rate values of cell dimensions: when barriers come,
+// how fast the upstream table changes and how fast the snapshot scan may read.
+package rates
 
 import (
 	"fmt"
@@ -260,4 +262,15 @@ func parseCount(s string) (int64, error) {
 		return 0, err
 	}
 	return n * mult, nil
+}
+
+// FormatDuration renders a duration without trailing zero units: 100ms, 1s, 1m30s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	for _, z := range []string{"m0s", "h0m"} {
+		if strings.HasSuffix(s, z) {
+			s = strings.TrimSuffix(s, z[1:])
+		}
+	}
+	return s
 }

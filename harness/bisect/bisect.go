@@ -1,4 +1,6 @@
-package harness
+// Package bisect finds the commit between a good and a bad one that made cells
+// regress (benchrun bisect), comparing each commit with the good one.
+package bisect
 
 import (
 	"context"
@@ -13,19 +15,22 @@ import (
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/comment"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
-// BisectConfig configures `benchrun bisect`: which commit between a good and a
+// Config configures `benchrun bisect`: which commit between a good and a
 // bad one made the given cells regress. Each commit tested is compared with the
 // good one as `benchrun compare GOOD COMMIT` does (paired rounds, the same
 // thresholds, correction and confirmation), on the selected cells only.
-type BisectConfig struct {
-	Compare CompareConfig // the comparison of each step; its Base, Head and Out are set per step
-	Good    string        // a commit without the regression
-	Bad     string        // a commit with it; "" with Step: HEAD of Src
+type Config struct {
+	Compare harness.CompareConfig // the comparison of each step; its Base, Head and Out are set per step
+	Good    string                // a commit without the regression
+	Bad     string                // a commit with it; "" with Step: HEAD of Src
 	// Cell selects the cells: a cell's full name (as an alert names it), or a
 	// regular expression over the names of the matrix's cells.
 	Cell string
@@ -42,27 +47,27 @@ const (
 	StepSkip = "skip" // the commit does not build, or its verdict is inconclusive
 )
 
-// BisectStep is one commit judged against the good one.
-type BisectStep struct {
-	Commit  runner.Commit
+// Step is one commit judged against the good one.
+type Step struct {
+	Commit  testbed.Commit
 	Outcome string
 	Why     string // the verdict's outcome, or why the commit was skipped
 	Dir     string // its comparison in the cache
 	Cached  bool   // judged by an earlier run
 }
 
-// BisectResult is what a bisect found: FirstBad, or, when commits that could not
+// Result is what a bisect found: FirstBad, or, when commits that could not
 // be judged hide it, the Candidates it is among; nothing when Bad does not regress.
-type BisectResult struct {
-	Good       runner.Commit
-	Steps      []BisectStep
-	FirstBad   *runner.Commit
-	Candidates []runner.Commit
+type Result struct {
+	Good       testbed.Commit
+	Steps      []Step
+	FirstBad   *testbed.Commit
+	Candidates []testbed.Commit
 }
 
-// ErrBisectInconclusive is returned when the first bad commit cannot be named:
+// ErrInconclusive is returned when the first bad commit cannot be named:
 // Bad's verdict is inconclusive, or commits that were skipped hide it.
-var ErrBisectInconclusive = errors.New("bisect: the first bad commit cannot be named")
+var ErrInconclusive = errors.New("bisect: the first bad commit cannot be named")
 
 // ErrStepSkip is returned by a Step whose commit does not build or whose verdict is
 // inconclusive: `git bisect run` skips it (exit 125).
@@ -74,11 +79,11 @@ var ErrStepSkip = errors.New("skip: this commit cannot be judged")
 // inconclusive is skipped and its nearest neighbour tried. Each commit's
 // comparison is kept in the cache, keyed by the good commit and the settings, so
 // a second bisect over the same commits measures nothing again. With Step, only
-// Bad is judged. The error is ErrRegression when the first bad commit is named
-// (or, with Step, Bad regresses), ErrBisectInconclusive or ErrStepSkip when no
+// Bad is judged. The error is harness.ErrRegression when the first bad commit is named
+// (or, with Step, Bad regresses), ErrInconclusive or ErrStepSkip when no
 // commit can be named, nil when Bad does not regress.
-func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
-	bad := func(err error) (*BisectResult, error) { return nil, &ConfigError{err} }
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	bad := func(err error) (*Result, error) { return nil, &usage.Error{Err: err} }
 	if cfg.Good == "" || (cfg.Bad == "" && !cfg.Step) {
 		return bad(errors.New("bisect: name the good and the bad commit: benchrun bisect GOOD BAD --cell PATTERN"))
 	}
@@ -90,7 +95,7 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 		return bad(err)
 	}
 	cfg.Compare.Matrix = m
-	checkout, err := runner.InspectCheckout(ctx, cfg.Compare.Src)
+	checkout, err := testbed.InspectCheckout(ctx, cfg.Compare.Src)
 	if err != nil {
 		return nil, err
 	}
@@ -98,15 +103,15 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 	if cfg.Bad == "" {
 		cfg.Bad = "HEAD"
 	}
-	good, err := runner.ResolveCommit(ctx, repo, cfg.Good)
+	good, err := testbed.ResolveCommit(ctx, repo, cfg.Good)
 	if err != nil {
 		return bad(fmt.Errorf("bisect GOOD: %w", err))
 	}
-	badHash, err := runner.ResolveCommit(ctx, repo, cfg.Bad)
+	badHash, err := testbed.ResolveCommit(ctx, repo, cfg.Bad)
 	if err != nil {
 		return bad(fmt.Errorf("bisect BAD: %w", err))
 	}
-	commits, err := runner.CommitsBetween(ctx, repo, good, badHash)
+	commits, err := testbed.CommitsBetween(ctx, repo, good, badHash)
 	if err != nil {
 		return bad(fmt.Errorf("bisect %s %s: %w", cfg.Good, cfg.Bad, err))
 	}
@@ -116,16 +121,16 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 	if cfg.Cache == "" {
 		cfg.Cache = filepath.Join(repo, "results", "runs", "bisect-cache")
 	}
-	res := &BisectResult{Good: runner.Commit{Hash: good}}
-	log := cfg.Compare.logger()
+	res := &Result{Good: testbed.Commit{Hash: good}}
+	log := cfg.Compare.Log()
 	judgeAt := func(i int) (string, error) {
-		s, err := bisectStep(ctx, cfg, good, commits[i])
+		s, err := step(ctx, cfg, good, commits[i])
 		if err != nil {
 			return "", err
 		}
 		res.Steps = append(res.Steps, s)
-		log.Info("bisect step", "commit", runner.ShortHash(s.Commit.Hash), "outcome", s.Outcome, "why", s.Why, "cached", s.Cached)
-		fmt.Fprintf(cfg.Compare.Stdout, "%s %s %s (%s)\n", runner.ShortHash(s.Commit.Hash), s.Outcome, s.Commit.Subject, s.Why)
+		log.Info("bisect step", "commit", testbed.ShortHash(s.Commit.Hash), "outcome", s.Outcome, "why", s.Why, "cached", s.Cached)
+		fmt.Fprintf(cfg.Compare.Stdout, "%s %s %s (%s)\n", testbed.ShortHash(s.Commit.Hash), s.Outcome, s.Commit.Subject, s.Why)
 		return s.Outcome, nil
 	}
 	last := len(commits) - 1
@@ -134,12 +139,12 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 	case err != nil:
 		return res, err
 	case cfg.Step:
-		return res, map[string]error{StepGood: nil, StepBad: ErrRegression, StepSkip: ErrStepSkip}[outcome]
+		return res, map[string]error{StepGood: nil, StepBad: harness.ErrRegression, StepSkip: ErrStepSkip}[outcome]
 	case outcome == StepGood:
 		return res, nil
 	case outcome == StepSkip:
 		res.Candidates = commits
-		return res, ErrBisectInconclusive
+		return res, ErrInconclusive
 	}
 	// Invariant: lo is good (−1: Good itself), hi is bad; skipped holds the
 	// commits between them that could not be judged.
@@ -165,10 +170,10 @@ func Bisect(ctx context.Context, cfg BisectConfig) (*BisectResult, error) {
 	}
 	if hi-lo == 1 {
 		res.FirstBad = &commits[hi]
-		return res, ErrRegression
+		return res, harness.ErrRegression
 	}
 	res.Candidates = commits[lo+1 : hi+1]
-	return res, ErrBisectInconclusive
+	return res, ErrInconclusive
 }
 
 // nextProbe is the commit strictly between lo and hi nearest their middle that
@@ -186,14 +191,14 @@ func nextProbe(lo, hi int, skipped map[int]bool) (int, bool) {
 }
 
 // bisectStep compares commit with good, or reads that comparison from the cache.
-func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit runner.Commit) (BisectStep, error) {
-	dir := filepath.Join(cfg.Cache, commit.Hash, runner.ShortHash(good)+"-"+bisectKey(cfg))
-	s := BisectStep{Commit: commit, Dir: dir}
+func step(ctx context.Context, cfg Config, good string, commit testbed.Commit) (Step, error) {
+	dir := filepath.Join(cfg.Cache, commit.Hash, testbed.ShortHash(good)+"-"+bisectKey(cfg))
+	s := Step{Commit: commit, Dir: dir}
 	if why, err := os.ReadFile(filepath.Join(dir, "skip.txt")); err == nil {
 		s.Outcome, s.Why, s.Cached = StepSkip, strings.TrimSpace(string(why)), true
 		return s, nil
 	}
-	if v, err := ReadVerdict(filepath.Join(dir, "verdict.json")); err == nil {
+	if v, err := comment.ReadVerdict(filepath.Join(dir, "verdict.json")); err == nil {
 		s.Outcome, s.Why = stepOutcome(v)
 		s.Cached = true
 		return s, nil
@@ -201,10 +206,10 @@ func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit runne
 	c := cfg.Compare
 	c.Base, c.Head, c.Out, c.Force = good, commit.Hash, dir, true
 	c.NoPlots = true
-	c.CommandLine = append(slices.Clip(c.CommandLine), "# step: compare", runner.ShortHash(good), runner.ShortHash(commit.Hash))
+	c.CommandLine = append(slices.Clip(c.CommandLine), "# step: compare", testbed.ShortHash(good), testbed.ShortHash(commit.Hash))
 	c.Stdout = io.Discard
-	v, err := Compare(ctx, c)
-	var build *runner.BuildError
+	v, err := harness.Compare(ctx, c)
+	var build *testbed.BuildError
 	switch {
 	case errors.As(err, &build) && build.Side == commit.Hash:
 		s.Outcome, s.Why = StepSkip, "does not build: "+firstLine(build.Err.Error())
@@ -212,8 +217,8 @@ func bisectStep(ctx context.Context, cfg BisectConfig, good string, commit runne
 			return s, err
 		}
 		return s, files.WriteAtomic(filepath.Join(dir, "skip.txt"), []byte(s.Why+"\n"))
-	case err != nil && !errors.Is(err, ErrRegression) && !errors.Is(err, ErrInconclusive):
-		return s, fmt.Errorf("bisect: compare %s %s: %w", runner.ShortHash(good), runner.ShortHash(commit.Hash), err)
+	case err != nil && !errors.Is(err, harness.ErrRegression) && !errors.Is(err, harness.ErrInconclusive):
+		return s, fmt.Errorf("bisect: compare %s %s: %w", testbed.ShortHash(good), testbed.ShortHash(commit.Hash), err)
 	}
 	s.Outcome, s.Why = stepOutcome(v)
 	return s, nil
@@ -232,7 +237,7 @@ func stepOutcome(v *judge.Verdict) (outcome, why string) {
 }
 
 // bisectKey names the settings a cached comparison was measured and judged with.
-func bisectKey(cfg BisectConfig) string {
+func bisectKey(cfg Config) string {
 	c := cfg.Compare
 	var b strings.Builder
 	for _, cell := range c.Matrix.Cells() {
@@ -265,7 +270,7 @@ func selectCells(m contract.Matrix, cell string) (contract.Matrix, error) {
 		return m, fmt.Errorf("--cell %q matches none of the matrix's %d cells (set the matrix with the dimension flags, or give a cell's full name)", cell, len(m.Cells()))
 	}
 	var sub contract.Matrix
-	for _, d := range contract.Dimensions {
+	for _, d := range contract.DimensionNames() {
 		var vals []string
 		for _, c := range picked {
 			if v := c.Only().Get(d); !slices.Contains(vals, v) {

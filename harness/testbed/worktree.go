@@ -1,32 +1,11 @@
-package runner
+package testbed
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"time"
 )
-
-// BuildBench compiles the bench package's test binary of the checkout at dir. The
-// go command's work directory goes into a temporary directory of ours (GOTMPDIR),
-// removed afterwards however the build ends: an interrupted go leaves its own.
-func BuildBench(ctx context.Context, dir, out string) error {
-	tmp, err := os.MkdirTemp("", "backfill-bench-gotmp-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.CommandContext(ctx, "go", "test", "-c", "-o", out, "./bench/")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOTMPDIR="+tmp)
-	gracefully(cmd, 10*time.Second)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the bench binary in %s: %v\n%s", dir, err, msg)
-	}
-	return nil
-}
 
 // BuildError is a side that does not build: exit status 2, not a regression.
 type BuildError struct {

@@ -1,7 +1,6 @@
-// Package runner measures cells: it inspects checkouts and the machine, builds bench
-// binaries (in git worktrees for refs), plans interleaved rounds, and runs each trial
-// in its own process, keeping the results in memory and in the results directory.
-package runner
+// Package testbed inspects what a bench runs on and its results are attributed to:
+// checkouts of this module and their git history, the machine and its room.
+package testbed
 
 import (
 	"bufio"

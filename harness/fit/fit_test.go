@@ -1,4 +1,4 @@
-package harness
+package fit
 
 import (
 	"errors"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/backfill-bench/backfill-bench/harness/costmodel"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
 // writeSweep writes a results file of a synthetic sweep: four sizes, two epoch
@@ -53,7 +54,7 @@ func writeSweep(t *testing.T, extra string) string {
 func TestFitAndPredict(t *testing.T) {
 	model := filepath.Join(t.TempDir(), "model.json")
 	var out strings.Builder
-	if err := FitModel(&out, []string{writeSweep(t, "")}, model); err != nil {
+	if err := Fit(&out, []string{writeSweep(t, "")}, model); err != nil {
 		t.Fatal(err)
 	}
 	for _, ext := range []string{".png", ".svg"} {
@@ -83,11 +84,11 @@ func TestFitAndPredict(t *testing.T) {
 		t.Error("read a results file as a model")
 	}
 	mixed := writeSweep(t, "BenchmarkBackfill/profile=gp3/workload=narrow/rows=1000/persist=off/scan=merged/barrier=500rows/par=2-2 1 1000000 ns/op 0 barriers\n")
-	if err := FitModel(&out, []string{mixed}, model); err == nil || !strings.Contains(err.Error(), "two configurations") {
+	if err := Fit(&out, []string{mixed}, model); err == nil || !strings.Contains(err.Error(), "two configurations") {
 		t.Errorf("mixed profiles: err = %v", err)
 	}
 	duets := writeSweep(t, "pairing: duet\nBenchmarkBackfill/profile=mem/workload=narrow/rows=100000/persist=off/scan=merged/barrier=5000rows/par=2 1 1000000 ns/op 18 barriers\n")
-	if err := FitModel(&out, []string{duets}, model); err == nil || !strings.Contains(err.Error(), "measured two ways") {
+	if err := Fit(&out, []string{duets}, model); err == nil || !strings.Contains(err.Error(), "measured two ways") {
 		t.Errorf("duets mixed with jobs alone: err = %v", err)
 	}
 }
@@ -121,7 +122,7 @@ func TestFitSavesBesideResults(t *testing.T) {
 			switch tc.before {
 			case "":
 			case "model":
-				if err := FitModel(&out, []string{results}, ""); err != nil {
+				if err := Fit(&out, []string{results}, ""); err != nil {
 					t.Fatal(err)
 				}
 				os.Remove(filepath.Join(dir, "scale.png"))
@@ -133,9 +134,9 @@ func TestFitSavesBesideResults(t *testing.T) {
 				flagOut, guarded = results, results
 			}
 			before, _ := os.ReadFile(guarded)
-			err := FitModel(&out, []string{results}, flagOut)
+			err := Fit(&out, []string{results}, flagOut)
 			if tc.refused {
-				var ce *ConfigError
+				var ce *usage.Error
 				if !errors.As(err, &ce) || !strings.Contains(err.Error(), guarded+" exists and is not a model") || !strings.Contains(err.Error(), "--out") {
 					t.Errorf("err = %v, want a ConfigError naming %s and --out", err, guarded)
 				}

@@ -1,4 +1,6 @@
-package harness
+// Package comment renders the PR comment (and check run) from a run's verdict.json
+// and plots, which it validates as hostile input.
+package comment
 
 import (
 	"bufio"
@@ -19,12 +21,13 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 	"github.com/backfill-bench/backfill-bench/internal/files"
+	"github.com/backfill-bench/backfill-bench/internal/usage"
 )
 
-// CommentConfig configures `benchrun comment`: the PR comment rendered by the
+// Config configures `benchrun comment`: the PR comment rendered by the
 // base branch's code from a run's verdict.json, which a PR's run could have
 // written (and, with a PR that edits the workflow, written anything into).
-type CommentConfig struct {
+type Config struct {
 	Verdict  string // the run's verdict.json
 	Plots    string // the run's plots directory ("": none)
 	PlotsOut string // where the PNGs that pass the checks are copied, for the assets branch
@@ -59,19 +62,19 @@ var (
 	safeURL = regexp.MustCompile(`^https://[A-Za-z0-9._~/%+-]+(:[0-9]+)?[A-Za-z0-9._~/%+-]*$`)
 )
 
-// Comment validates the run's verdict.json and plots and writes the comment
+// Run validates the run's verdict.json and plots and writes the comment
 // (and the check run). The error names the file and what is wrong with it.
-func Comment(cfg CommentConfig) error {
+func Run(cfg Config) error {
 	if cfg.Verdict == "" || cfg.Out == "" {
-		return &ConfigError{errors.New("comment: --verdict and --out are required")}
+		return &usage.Error{Err: errors.New("comment: --verdict and --out are required")}
 	}
 	for flag, url := range map[string]string{"--plots-url": cfg.PlotsURL, "--run-url": cfg.RunURL} {
 		if url != "" && !safeURL.MatchString(url) {
-			return &ConfigError{fmt.Errorf("comment: %s %q: want an https URL of letters, digits and ._~/%%+-", flag, url)}
+			return &usage.Error{Err: fmt.Errorf("comment: %s %q: want an https URL of letters, digits and ._~/%%+-", flag, url)}
 		}
 	}
 	if cfg.Plots != "" && (cfg.PlotsOut == "" || cfg.PlotsURL == "") {
-		return &ConfigError{errors.New("comment: --plots needs --plots-out (where the checked PNGs go) and --plots-url (where they are served)")}
+		return &usage.Error{Err: errors.New("comment: --plots needs --plots-out (where the checked PNGs go) and --plots-url (where they are served)")}
 	}
 	v, err := ReadVerdict(cfg.Verdict)
 	if err != nil {

@@ -1,4 +1,4 @@
-package harness
+package comment
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/harness"
+	"github.com/backfill-bench/backfill-bench/harness/cellsdiff"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
 )
@@ -87,9 +89,9 @@ func TestCommentEscapesHostileVerdict(t *testing.T) {
 	dir := t.TempDir()
 	changed := filepath.Join(dir, "changed")
 	os.WriteFile(changed, []byte("harness/compare.go\n.github/workflows/pr-benchmark.yml\nci/a`@x|y.sh\n"), 0o644)
-	cfg := CommentConfig{Verdict: writeJSON(t, dir, "verdict.json", hostileVerdict(cells...)), Out: filepath.Join(dir, "comment.md"),
+	cfg := Config{Verdict: writeJSON(t, dir, "verdict.json", hostileVerdict(cells...)), Out: filepath.Join(dir, "comment.md"),
 		Check: filepath.Join(dir, "check.json"), Changed: changed, RunURL: "https://github.com/o/r/actions/runs/5"}
-	if err := Comment(cfg); err != nil {
+	if err := Run(cfg); err != nil {
 		t.Fatal(err)
 	}
 	md := readFile(t, cfg.Out)
@@ -156,12 +158,12 @@ func TestCommentCheckRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			tc.v.Correction, tc.v.Alpha = judge.Holm, 0.05
-			cfg := CommentConfig{Verdict: writeJSON(t, dir, "verdict.json", tc.v), Out: filepath.Join(dir, "c.md"), Check: filepath.Join(dir, "check.json")}
+			cfg := Config{Verdict: writeJSON(t, dir, "verdict.json", tc.v), Out: filepath.Join(dir, "c.md"), Check: filepath.Join(dir, "check.json")}
 			if tc.changed != "" {
 				cfg.Changed = filepath.Join(dir, "changed")
 				os.WriteFile(cfg.Changed, []byte(tc.changed), 0o644)
 			}
-			if err := Comment(cfg); err != nil {
+			if err := Run(cfg); err != nil {
 				t.Fatal(err)
 			}
 			var check render.CheckRun
@@ -210,7 +212,7 @@ func TestCommentRefusesBadVerdict(t *testing.T) {
 			dir := t.TempDir()
 			verdict := filepath.Join(dir, "verdict.json")
 			os.WriteFile(verdict, []byte(tc.json), 0o644)
-			err := Comment(CommentConfig{Verdict: verdict, Out: filepath.Join(dir, "c.md")})
+			err := Run(Config{Verdict: verdict, Out: filepath.Join(dir, "c.md")})
 			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), verdict) {
 				t.Errorf("error %v, want one naming %s and %q", err, verdict, tc.want)
 			}
@@ -270,9 +272,9 @@ func TestCommentChecksPlots(t *testing.T) {
 				os.WriteFile(filepath.Join(plots, name), data, 0o644)
 			}
 			v := hostileVerdict("c")
-			cfg := CommentConfig{Verdict: writeJSON(t, dir, "verdict.json", v), Out: filepath.Join(dir, "c.md"),
+			cfg := Config{Verdict: writeJSON(t, dir, "verdict.json", v), Out: filepath.Join(dir, "c.md"),
 				Plots: plots, PlotsOut: filepath.Join(dir, "out"), PlotsURL: "https://raw.example/o/r/benchmark-assets/pr-7/100"}
-			err := Comment(cfg)
+			err := Run(cfg)
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Errorf("error %v, want %q", err, tc.want)
@@ -342,8 +344,8 @@ func readFile(t *testing.T, name string) string {
 func TestReportEscapesChangedFiles(t *testing.T) {
 	rules := filepath.Join(t.TempDir(), "rules.json")
 	os.WriteFile(rules, []byte(`[{"paths": ["bench/"], "add": {"scan": "per-vnode"}, "why": "the scan"}]`), 0o644)
-	m := QuickMatrix()
-	notes, err := addCellsFromDiff(&m, rules, []string{"bench/`</details>|@team <img src=x>.go"})
+	m := harness.QuickMatrix()
+	notes, err := cellsdiff.Add(&m, rules, []string{"bench/`</details>|@team <img src=x>.go"})
 	if err != nil || len(notes) != 1 {
 		t.Fatalf("notes %q, %v", notes, err)
 	}
