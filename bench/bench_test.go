@@ -18,6 +18,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/gate"
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/workloads"
@@ -330,7 +331,7 @@ func runJob(b *testing.B, ctx context.Context, cfg pipeline.Config, run func(*pi
 	}
 	defer job.Close()
 	if *flags.StartGate {
-		if err := contract.AwaitStart(); err != nil {
+		if err := gate.AwaitStart(); err != nil {
 			return nil, fmt.Errorf("-%s: %w", contract.FlagStartGate, err)
 		}
 	}

@@ -1,7 +1,9 @@
 package contract
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -105,7 +107,7 @@ func NewDimension(d Dimension) (remove func(), err error) {
 		return nil, fmt.Errorf("dimension %s: default: %w", d.Name, err)
 	}
 	name := d.Name
-	d.get = func(c Cell) string { return cmpOr(extGet(c.ext, name), d.Default) }
+	d.get = func(c Cell) string { return cmp.Or(extGet(c.ext, name), d.Default) }
 	d.set = func(c *Cell, v string) error {
 		v, err := d.Parse(v)
 		if err == nil {
@@ -116,9 +118,9 @@ func NewDimension(d Dimension) (remove func(), err error) {
 	d.clear = func(c *Cell) { c.ext = extSet(c.ext, name, "") }
 	d.values = func(m Matrix) []string { return m.ext[name] }
 	d.setValues = func(m *Matrix, vals []string) error {
-		ext := map[string][]string{}
-		for k, v := range m.ext {
-			ext[k] = v
+		ext := maps.Clone(m.ext)
+		if ext == nil {
+			ext = map[string][]string{}
 		}
 		for i, v := range vals {
 			var err error
@@ -140,13 +142,6 @@ func NewDimension(d Dimension) (remove func(), err error) {
 		defer table.Unlock()
 		table.dims = slices.DeleteFunc(table.dims, func(o Dimension) bool { return o.Name == name })
 	}, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // extGet and extSet read and write the values of dimensions outside Cell's

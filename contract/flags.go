@@ -24,7 +24,7 @@ type Flags struct {
 	ProfileFiles *string // comma-separated profile files
 	Crash        *string // BenchmarkRecovery's crash points
 	Trace        *string // the JSON-lines trace file to append to
-	StartGate    *bool   // wait at the start gate (see AwaitStart) before the first timed job
+	StartGate    *bool   // wait at the start gate (see gate.AwaitStart) before the first timed job
 }
 
 // Register declares the flags on fs, each dimension defaulting to defaults' values.

@@ -170,9 +170,9 @@ func (m Matrix) Impossible() []string {
 // the paired dimensions varying fastest.
 func (m Matrix) cross() []Cell {
 	cells := []Cell{{}}
-	dims := Dims()
-	slices.SortStableFunc(dims, func(a, b Dimension) int { return boolInt(a.Paired) - boolInt(b.Paired) })
-	for _, d := range dims {
+	unpaired := slices.DeleteFunc(Dims(), func(d Dimension) bool { return d.Paired })
+	paired := slices.DeleteFunc(Dims(), func(d Dimension) bool { return !d.Paired })
+	for _, d := range append(unpaired, paired...) {
 		vals := m.values(d)
 		out := make([]Cell, 0, len(cells)*len(vals))
 		for _, c := range cells {
@@ -185,13 +185,6 @@ func (m Matrix) cross() []Cell {
 		cells = out
 	}
 	return cells
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // Validate checks what no single dimension can: a change rate per second has no

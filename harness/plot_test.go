@@ -16,7 +16,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/render/traceplot"
 )
 
 // compareFixture holds two results files of one machine, the head 10 % slower in
@@ -251,7 +251,7 @@ func TestTimelineWithPhases(t *testing.T) {
 	dir := t.TempDir()
 	height := func(name string, tr jobtrace.Trace) int {
 		t.Helper()
-		if err := render.PlotTimeline(tr, filepath.Join(dir, name)); err != nil {
+		if err := traceplot.Timeline(tr, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
 		checkImages(t, dir, []string{name})

@@ -12,7 +12,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
-	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/render/site"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -52,7 +52,7 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 		return nil, fmt.Errorf("site: --out: %w", err)
 	}
 	rep := &SiteReport{Pages: []string{filepath.Join(cfg.Out, "index.html")}}
-	var index []render.SiteIndexEntry
+	var index []site.IndexEntry
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -73,7 +73,7 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 		for _, p := range pages {
 			name := files.SafeName(machine) + "-" + files.SafeName(p.Profile) + ".html"
 			var buf bytes.Buffer
-			if err := render.WriteSitePage(&buf, p); err != nil {
+			if err := site.WritePage(&buf, p); err != nil {
 				return nil, err
 			}
 			path := filepath.Join(cfg.Out, name)
@@ -81,11 +81,11 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 				return nil, err
 			}
 			rep.Pages = append(rep.Pages, path)
-			index = append(index, render.SiteIndexEntry{Machine: machine, Profile: p.Profile, Page: name, Nights: len(p.Nights), Cells: p.Cells})
+			index = append(index, site.IndexEntry{Machine: machine, Profile: p.Profile, Page: name, Nights: len(p.Nights), Cells: p.Cells})
 		}
 	}
 	var buf bytes.Buffer
-	if err := render.WriteSiteIndex(&buf, index); err != nil {
+	if err := site.WriteIndex(&buf, index); err != nil {
 		return nil, err
 	}
 	if err := files.WriteAtomic(rep.Pages[0], buf.Bytes()); err != nil {
@@ -95,7 +95,7 @@ func Site(cfg SiteConfig) (*SiteReport, error) {
 }
 
 // machinePages builds one page per profile of a machine's nights.
-func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]render.SitePage, error) {
+func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]site.Page, error) {
 	series, err := history.AllSeries(nights, cfg.Analysis.Thresholds)
 	if err != nil {
 		return nil, err
@@ -105,10 +105,10 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]ren
 		return nil, err
 	}
 	nightIndex := map[string]int{}
-	var siteNights []render.SiteNight
+	var siteNights []site.Night
 	for i, n := range nights {
 		nightIndex[n.Name] = i
-		sn := render.SiteNight{Name: n.Name, Commit: contract.ShortCommit(n.Commit), CommitTime: n.CommitTime}
+		sn := site.Night{Name: n.Name, Commit: contract.ShortCommit(n.Commit), CommitTime: n.CommitTime}
 		// Links relative to the pages, so the site and the history can move together.
 		if rel, err := filepath.Rel(cfg.Out, filepath.Join(history.Dir(cfg.History, machine), n.Name, "nightly.md")); err == nil {
 			sn.Report = filepath.ToSlash(rel)
@@ -118,7 +118,7 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]ren
 		}
 		siteNights = append(siteNights, sn)
 	}
-	byProfile := map[string]*render.SitePage{}
+	byProfile := map[string]*site.Page{}
 	var order []string
 	cellAt := map[string]int{} // index in its page's Cells
 	for _, s := range series {
@@ -128,7 +128,7 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]ren
 		}
 		page := byProfile[c.Profile]
 		if page == nil {
-			page = &render.SitePage{Machine: machine, Profile: c.Profile, Index: "index.html", Nights: siteNights}
+			page = &site.Page{Machine: machine, Profile: c.Profile, Index: "index.html", Nights: siteNights}
 			byProfile[c.Profile] = page
 			order = append(order, c.Profile)
 		}
@@ -136,21 +136,18 @@ func machinePages(cfg SiteConfig, machine string, nights []history.Night) ([]ren
 		if !ok {
 			at = len(page.Cells)
 			cellAt[s.Cell] = at
-			page.Cells = append(page.Cells, render.SiteCell{Name: s.Cell, Anchor: files.SafeName(s.Cell)})
+			page.Cells = append(page.Cells, site.Cell{Name: s.Cell, Anchor: files.SafeName(s.Cell)})
 		}
-		chart := render.SiteChart{Unit: s.Unit, Better: s.Better}
-		for i, ni := range s.Nights {
-			chart.Points = append(chart.Points, render.SitePoint{Night: ni, Median: s.Medians[i], Lo: s.Lo[i], Hi: s.Hi[i]})
-		}
+		chart := site.Chart{Series: s}
 		for _, a := range alerts {
 			if a.Kind == history.AlertChange && a.Cell == s.Cell && a.Unit == s.Unit {
-				chart.ChangePoints = append(chart.ChangePoints, render.SiteChange{Night: nightIndex[a.Night], Delta: a.Delta, Worse: a.Status == judge.Regression})
+				chart.ChangePoints = append(chart.ChangePoints, site.Change{Night: nightIndex[a.Night], Delta: a.Delta, Worse: a.Status == judge.Regression})
 			}
 		}
 		page.Cells[at].Charts = append(page.Cells[at].Charts, chart)
 	}
 	slices.Sort(order)
-	var out []render.SitePage
+	var out []site.Page
 	for _, p := range order {
 		out = append(out, *byProfile[p])
 	}

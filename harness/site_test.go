@@ -89,7 +89,7 @@ func TestSitePages(t *testing.T) {
 				if n := strings.Count(c, `class="point"`); n != siteNights {
 					t.Errorf("%s: %d points, want one per night (%d)", unit, n, siteNights)
 				}
-				if !strings.Contains(c, `class="ci"`) {
+				if !strings.Contains(c, `fill-opacity:0.18824`) { // the band, drawn by gonum/plot
 					t.Errorf("%s: no confidence band", unit)
 				}
 				worse := strings.Count(c, `class="change-point worse"`)

@@ -199,7 +199,7 @@ func BenchmarkPersistState(b *testing.B) {
 
 // scanMerged returns the pks and the second column of every row of a merged scan,
 // checking that they come in pk order.
-func scanMerged(t *testing.T, snap *pebble.Snapshot, ov *storage.Writes, vnodes []uint16, after []byte) ([]int64, []string) {
+func scanMerged(t *testing.T, snap *storage.Snapshot, ov *storage.Writes, vnodes []uint16, after []byte) ([]int64, []string) {
 	t.Helper()
 	m, err := scaniter.NewMergeIter(snap, ov, storage.TableUpstream, vnodes, after)
 	if err != nil {
@@ -237,7 +237,7 @@ func scanMerged(t *testing.T, snap *pebble.Snapshot, ov *storage.Writes, vnodes 
 func TestScanOverlay(t *testing.T) {
 	const vnodes = 7
 	db, keys := testDB(t, 1000, vnodes)
-	snap := db.NewSnapshot()
+	snap := storage.OneGroup(db.NewSnapshot())
 	defer snap.Close()
 	vn := storage.NewVnoder(&kv, vnodes)
 	r := rand.New(rand.NewPCG(5, 6))

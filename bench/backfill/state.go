@@ -67,7 +67,7 @@ func DecodeState(v []byte, pkLen int) (VnodeState, error) {
 }
 
 // ReadStates returns every state row at snap, in vnode order.
-func ReadStates(snap *pebble.Snapshot, pkLen int) ([]VnodeState, error) {
+func ReadStates(snap *storage.Snapshot, pkLen int) ([]VnodeState, error) {
 	lo, hi := storage.TableBounds(storage.TableState)
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {

@@ -91,6 +91,12 @@ type Config struct {
 	// Compactions' CPU is measured apart and left out of the job's (Result.CPU,
 	// EpochTrace.CPU), as the engine runs them on compactor nodes.
 	OffloadCompactions bool
+	// SerialCompactions: compactions run only at checkpoints, to completion
+	// (storage.Options.SerialCompactions).
+	SerialCompactions bool
+	// CompactionGroups: the creating job's tables in a DB of their own
+	// (storage.Options.CompactionGroups).
+	CompactionGroups bool
 }
 
 // Default returns the engine's defaults (the original engine's) with the narrow workload.
@@ -532,7 +538,8 @@ func open(cfg Config, create bool) (*Job, error) {
 	}
 	store, err := storage.Open(storage.Options{
 		FS: cfg.FS, Dir: cfg.Dir, CacheSize: cfg.CacheSize, MemTableSize: cfg.MemTableSize, MemTables: cfg.MemTables,
-		Throttle: cfg.Throttle, Checkpointed: cfg.Checkpointed, LSM: cfg.LSM, OffloadCompactions: cfg.OffloadCompactions, Logger: cfg.Logger,
+		Throttle: cfg.Throttle, Checkpointed: cfg.Checkpointed, LSM: cfg.LSM, OffloadCompactions: cfg.OffloadCompactions,
+		SerialCompactions: cfg.SerialCompactions, CompactionGroups: cfg.CompactionGroups, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: %w", err)
@@ -594,7 +601,7 @@ func (j *Job) loadA(ctx context.Context) error {
 		return fmt.Errorf("pipeline: load A: %w", err)
 	}
 	// A lives in sstables before the job, as a real table would.
-	if err := j.store.DB.Flush(); err != nil {
+	if err := j.store.Flush(); err != nil {
 		return fmt.Errorf("pipeline: flush A: %w", err)
 	}
 	j.store.WaitForCompactions(ctx, j.cfg.SettleWait)
@@ -629,7 +636,7 @@ func (j *Job) Settle() error { return j.settle() }
 // compactions it causes, so that physical bytes count everything the job's writes
 // cost, not only the WAL. Untimed.
 func (j *Job) settle() error {
-	if err := j.store.DB.Flush(); err != nil {
+	if err := j.store.Flush(); err != nil {
 		return fmt.Errorf("pipeline: flush after the job: %w", err)
 	}
 	j.store.WaitForCompactions(context.Background(), j.cfg.SettleWait)

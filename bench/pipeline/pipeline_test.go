@@ -400,7 +400,7 @@ func TestVerifyStateCatchesWrongState(t *testing.T) {
 	if err := b.Commit(pebble.Sync); err != nil {
 		t.Fatal(err)
 	}
-	if err := verify.State(j.Store().DB.NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
+	if err := verify.State(j.Store().NewSnapshot(), s, 16, res.SnapshotRows); err == nil || !strings.Contains(err.Error(), "vnode 3 is not finished") {
 		t.Errorf("an unfinished vnode: err = %v", err)
 	}
 }

@@ -39,6 +39,7 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	}
 	cfg.CacheSize, cfg.MemTableSize = p.BlockCache, uint64(p.MemTable)
 	cfg.Checkpointed, cfg.OffloadCompactions = p.Checkpointed, p.Compaction == profile.CompactionOffloaded
+	cfg.SerialCompactions, cfg.CompactionGroups = p.Compaction == profile.CompactionSerial, p.CompactionGroups
 	cfg.LSM = storage.LSMOptions{
 		L0CompactionThreshold: p.LSM.L0CompactionThreshold, L0StopWritesThreshold: p.LSM.L0StopWritesThreshold,
 		CompactionConcurrency: p.LSM.CompactionConcurrency, LBaseMaxBytes: p.LSM.LBaseMaxBytes, TargetFileSize: p.LSM.TargetFileSize,

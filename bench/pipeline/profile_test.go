@@ -1,13 +1,17 @@
 package pipeline
 
 import (
+	"math"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/profile"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/verify"
 )
 
 func TestUseProfile(t *testing.T) {
@@ -105,6 +109,78 @@ func TestCheckpointedProfilesFlushEveryCheckpoint(t *testing.T) {
 			}
 			if offloaded := p.Compaction == profile.CompactionOffloaded; offloaded != (res.CompactCPU > 0) {
 				t.Errorf("compaction %q, but the compactions' CPU counted apart is %v", p.Compaction, res.CompactCPU)
+			}
+		})
+	}
+}
+
+// TestHummockBytesRepeat: two jobs on hummock (serial compactions, compaction
+// groups) flush the same bytes and compact the same bytes with the snapshot scan
+// (whose upstream and creating job commit apart), within 1 % with the merged scan
+// (its actors release their snapshots of earlier epochs when they get to it, and
+// a compaction keeps the versions a snapshot still open needs); and the creating
+// job's tables live in a group of their own: the upstream's DB holds no MV row,
+// the job's every one.
+func TestHummockBytesRepeat(t *testing.T) {
+	set, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := set.Get("hummock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		scan  backfill.Scan
+		bound float64 // the compacted bytes' largest relative difference
+	}{{backfill.Snapshot, 0}, {backfill.Merged, 0.01}} {
+		scan := tc.scan
+		t.Run(backfill.Scans[scan], func(t *testing.T) {
+			var bytes [2][2]int64
+			for i := range bytes {
+				cfg := Default()
+				cleanup, err := cfg.UseProfile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cleanup()
+				cfg.Scan = scan
+				cfg.Rows, cfg.Vnodes, cfg.Persist, cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.SettleWait = 12_000, 16, true, 200, 2, 100*time.Millisecond
+				j, err := Prepare(t.Context(), cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer j.Close()
+				res, err := j.Run(t.Context())
+				if err != nil {
+					t.Fatal(err)
+				}
+				bytes[i] = [2]int64{res.FS.Bytes[meterfs.Flush], res.FS.Bytes[meterfs.Compaction]}
+				dbs := j.Store().Groups()
+				if len(dbs) != 2 {
+					t.Fatalf("%d compaction groups, want 2", len(dbs))
+				}
+				var count [2][2]int64 // per group: A's rows, B's
+				for g := range dbs {
+					snap := storage.OneGroup(dbs[g].NewSnapshot())
+					for k, tb := range []storage.TableID{storage.TableUpstream, storage.TableMV} {
+						if count[g][k], err = verify.Count(snap, tb); err != nil {
+							t.Fatal(err)
+						}
+					}
+					snap.Close()
+				}
+				if count[0][0] == 0 || count[0][1] != 0 || count[1][0] != 0 || count[1][1] != count[0][0] {
+					t.Errorf("rows of A and B: %v in the upstream's group, %v in the job's; want A only in the first, B (as many) only in the second", count[0], count[1])
+				}
+			}
+			t.Logf("flushed %d and %d B, compacted %d and %d B", bytes[0][0], bytes[1][0], bytes[0][1], bytes[1][1])
+			if bytes[0][1] == 0 {
+				t.Error("nothing compacted: the job is too small to test compactions")
+			}
+			diff := math.Abs(float64(bytes[0][1]-bytes[1][1])) / float64(max(bytes[0][1], 1))
+			if bytes[0][0] != bytes[1][0] || diff > tc.bound {
+				t.Errorf("two runs differ: flushed %d vs %d B, compacted %d vs %d B", bytes[0][0], bytes[1][0], bytes[0][1], bytes[1][1])
 			}
 		})
 	}

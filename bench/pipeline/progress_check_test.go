@@ -12,6 +12,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/memcmp"
+	"github.com/backfill-bench/backfill-bench/bench/progresscheck"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
@@ -103,6 +104,9 @@ func alterStates(t *testing.T, j *Job, keep func(*backfill.Part) bool, edit func
 // injected in the state rows the actors deliver: the progress check fails each
 // job at the creating epoch and vnode it first shows in.
 func TestProgressCheckCatchesSnapshotJob(t *testing.T) {
+	if !progresscheck.Enabled {
+		t.Skip("built with tag noprogresscheck: the progress check is compiled out")
+	}
 	snapshotPhase := func(p *backfill.Part) bool { return p.Creating && p.Replayed == 0 }
 	tests := []struct {
 		name string

@@ -59,7 +59,10 @@ type Profile struct {
 	// engine's shared-buffer sync does (an object store is so anyway).
 	Checkpointed bool
 	LSM          LSM    // Pebble's levels and compactions; zero fields keep its defaults
-	Compaction   string // CompactionLocal ("" too) or CompactionOffloaded
+	Compaction   string // CompactionLocal ("" too), CompactionOffloaded or CompactionSerial
+	// The creating job's tables (MV, state) in a compaction group of their own,
+	// apart from the upstream table's, as the engine gives each new job's tables.
+	CompactionGroups bool
 }
 
 // Where compactions run.
@@ -69,6 +72,10 @@ const (
 	// reported on its own and not as the job's, and with cpus set the job gets
 	// that many more Ps, one per concurrent compaction.
 	CompactionOffloaded = "offloaded"
+	// Only at checkpoints, after the flush, one at a time and to completion, on
+	// the job's cores: what compactions rewrite depends on the data, not on
+	// timing, so their bytes repeat from run to run. A checkpointed profile only.
+	CompactionSerial = "serial"
 )
 
 // LSM shapes Pebble's levels and compactions; a zero field keeps Pebble's default.
@@ -114,7 +121,9 @@ type file struct {
 
 	Checkpointed bool    `json:"checkpointed,omitempty"`
 	LSM          lsmFile `json:"lsm,omitzero"`
-	Compaction   string  `json:"compaction,omitempty"` // "local" (default) or "offloaded"
+	Compaction   string  `json:"compaction,omitempty"` // "local" (default), "offloaded" or "serial"
+	// One Pebble DB per compaction group: the upstream's, the creating job's.
+	CompactionGroups bool `json:"compaction_groups,omitempty"`
 }
 
 //go:embed profiles/*.json
@@ -136,7 +145,7 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	p := Profile{
 		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
 		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source, ObjectStore: f.ObjectStore,
-		Checkpointed: f.Checkpointed, Compaction: f.Compaction,
+		Checkpointed: f.Checkpointed, Compaction: f.Compaction, CompactionGroups: f.CompactionGroups,
 		LSM: LSM{L0CompactionThreshold: f.LSM.L0CompactionThreshold, L0StopWritesThreshold: f.LSM.L0StopWritesThreshold, CompactionConcurrency: f.LSM.CompactionConcurrency},
 	}
 	bad := func(field, value, why string) (Profile, error) {
@@ -165,8 +174,12 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("object_store", "true", `an object store runs on fs "mem" and has no disk's write_bandwidth, iops or sync_latency`)
 	case f.Checkpointed && f.SyncLatency != "":
 		return bad("checkpointed", "true", "a checkpointed store has no WAL to sync: leave sync_latency out")
-	case p.Compaction != "" && p.Compaction != CompactionLocal && p.Compaction != CompactionOffloaded:
-		return bad("compaction", f.Compaction, `must be "local" or "offloaded"`)
+	case p.Compaction != "" && p.Compaction != CompactionLocal && p.Compaction != CompactionOffloaded && p.Compaction != CompactionSerial:
+		return bad("compaction", f.Compaction, `must be "local", "offloaded" or "serial"`)
+	case f.CompactionGroups && !f.Checkpointed && !f.ObjectStore:
+		return bad("compaction_groups", "true", "compaction groups need a store without a WAL: set checkpointed: true")
+	case p.Compaction == CompactionSerial && (!f.Checkpointed || f.ObjectStore):
+		return bad("compaction", f.Compaction, "serial compactions run at checkpoints: set checkpointed: true (and no object_store)")
 	case f.LSM.L0CompactionThreshold < 0 || f.LSM.L0StopWritesThreshold < 0 || f.LSM.CompactionConcurrency < 0:
 		return bad("lsm", fmt.Sprintf("%+v", f.LSM), "l0_compaction_threshold, l0_stop_writes_threshold and compaction_concurrency must be ≥ 0 (0: Pebble's default)")
 	case f.LSM.L0StopWritesThreshold > 0 && f.LSM.L0StopWritesThreshold < cmp.Or(f.LSM.L0CompactionThreshold, 4):
@@ -417,8 +430,11 @@ func (p Profile) Describe() string {
 	if lsm := p.LSM.String(); lsm != "" {
 		s += "\t" + lsm
 	}
-	if p.Compaction == CompactionOffloaded {
-		s += "\tcompaction offloaded"
+	if p.Compaction == CompactionOffloaded || p.Compaction == CompactionSerial {
+		s += "\tcompaction " + p.Compaction
+	}
+	if p.CompactionGroups {
+		s += "\tcompaction groups"
 	}
 	return s
 }
@@ -457,6 +473,9 @@ func (s *Set) WriteList(w io.Writer) error {
 		compaction := p.Compaction
 		if compaction == "" {
 			compaction = CompactionLocal
+		}
+		if p.CompactionGroups {
+			compaction += "+groups"
 		}
 		fmt.Fprintf(tw, "%s\tv%d\t%s\t%s\t%s\t%s\t%s\t%s\t%v\t%s\n", p.Name, p.Version, p.Disk(),
 			FormatBytes(p.BlockCache), FormatBytes(p.MemTable), p.CPUsString(), lsm, compaction, p.Nightly, p.Source)

@@ -89,6 +89,7 @@ type actorProgress struct {
 	touched []int
 	cur     epochProgress   // so far
 	sealed  []epochProgress // delivered epochs not yet committed, oldest first
+	free    []epochProgress // checked epochs, whose slices seal reuses
 }
 
 // epochProgress is an actor's progress at a point: per owned vnode the last emitted
@@ -108,8 +109,11 @@ type epochProgress struct {
 	bad       error
 }
 
-func (p epochProgress) clone() epochProgress {
-	p.pks, p.emitted, p.rows, p.head = slices.Clone(p.pks), slices.Clone(p.emitted), slices.Clone(p.rows), slices.Clone(p.head)
+// cloneInto returns a copy of p in dst's slices (the head always its own: the
+// check keeps it past the commit).
+func (p epochProgress) cloneInto(dst epochProgress) epochProgress {
+	p.pks, p.emitted, p.rows = append(dst.pks[:0], p.pks...), append(dst.emitted[:0], p.emitted...), append(dst.rows[:0], p.rows...)
+	p.head = slices.Clone(p.head)
 	return p
 }
 
@@ -141,9 +145,11 @@ func New(cfg Config) (*Check, error) {
 		if cfg.Resume != nil {
 			return nil, fmt.Errorf("progress check: scan=%s cannot resume", kind.Name)
 		}
-		// The snapshot the creating job reads: the latest at its start.
-		pc.snap = cfg.Store.Latest()
-		pc.replayed = pc.snap.Epoch
+		if Enabled {
+			// The snapshot the creating job reads: the latest at its start.
+			pc.snap = cfg.Store.Latest()
+			pc.replayed = pc.snap.Epoch
+		}
 	}
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)
@@ -244,6 +250,16 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 	}
 }
 
+// chunkHead records, when the check is compiled out (Enabled false), only
+// the actor's latest position, for the boundary changes (positions).
+func (a *actorProgress) chunkHead(c *stream.Chunk) {
+	if n := c.Len(); n > 0 {
+		a.mu.Lock()
+		a.cur.head = a.schema.PKOf(a.cur.head[:0], c.Rows[n-1])
+		a.mu.Unlock()
+	}
+}
+
 // touchedLast is the owned-vnode index of chunk row n, the last one read.
 func (a *actorProgress) touchedLast(n int) int {
 	for _, i := range a.touched {
@@ -266,7 +282,18 @@ func (a *actorProgress) exhaust() {
 func (a *actorProgress) seal(epoch uint64, creating bool) {
 	a.mu.Lock()
 	a.cur.epoch, a.cur.creating = epoch, creating
-	a.sealed = append(a.sealed, a.cur.clone())
+	var dst epochProgress
+	if n := len(a.free); n > 0 {
+		dst, a.free = a.free[n-1], a.free[:n-1]
+	}
+	a.sealed = append(a.sealed, a.cur.cloneInto(dst))
+	a.mu.Unlock()
+}
+
+// recycle hands back p, taken and checked, for seal to reuse its slices.
+func (a *actorProgress) recycle(p epochProgress) {
+	a.mu.Lock()
+	a.free = append(a.free, epochProgress{pks: p.pks, emitted: p.emitted, rows: p.rows})
 	a.mu.Unlock()
 }
 
@@ -287,6 +314,10 @@ func (a *actorProgress) take(epoch uint64, creating bool) (epochProgress, bool) 
 func (pc *Check) Hooks(a int, env backfill.Env) backfill.Env {
 	ap := pc.actors[a]
 	deliver, exhausted := env.Deliver, env.OnExhausted
+	if !Enabled {
+		env.OnChunk = ap.chunkHead
+		return env
+	}
 	env.OnChunk = ap.chunk
 	env.Deliver = func(ctx context.Context, p backfill.Part) error {
 		if pc.Alter != nil {
@@ -314,7 +345,7 @@ func (pc *Check) Positions(dst [][]row.Datum) ([][]row.Datum, int) {
 	for _, a := range pc.actors {
 		a.mu.Lock()
 		if a.cur.head != nil {
-			dst = append(dst, slices.Clone(a.cur.head))
+			dst = appendPK(dst, a.cur.head)
 		}
 		a.mu.Unlock()
 	}
@@ -323,7 +354,7 @@ func (pc *Check) Positions(dst [][]row.Datum) ([][]row.Datum, int) {
 		a.mu.Lock()
 		for i, ok := range a.cur.emitted {
 			if ok {
-				dst = append(dst, slices.Clone(a.cur.pks[i*a.pkLen:(i+1)*a.pkLen]))
+				dst = appendPK(dst, a.cur.pks[i*a.pkLen:(i+1)*a.pkLen])
 			}
 		}
 		a.mu.Unlock()
@@ -331,9 +362,23 @@ func (pc *Check) Positions(dst [][]row.Datum) ([][]row.Datum, int) {
 	return dst, heads
 }
 
+// appendPK appends a copy of pk to dst, in the slice dst held there before, if any
+// (the source hands back its previous positions).
+func appendPK(dst [][]row.Datum, pk []row.Datum) [][]row.Datum {
+	if n := len(dst); n < cap(dst) {
+		dst = dst[:n+1]
+		dst[n] = append(dst[n][:0], pk...)
+		return dst
+	}
+	return append(dst, slices.Clone(pk))
+}
+
 // Commit checks the state rows of upstream epoch, in its parts, before they
 // Commit: the latest snapshot is then the epoch before it, the one its scans read.
 func (pc *Check) Commit(store *storage.Store, epoch uint64, parts []backfill.Part) error {
+	if !Enabled {
+		return nil
+	}
 	if pc.snapshot {
 		switch {
 		case len(parts) == 0 && !pc.joined:
@@ -352,6 +397,9 @@ func (pc *Check) Commit(store *storage.Store, epoch uint64, parts []backfill.Par
 // CommitCreating checks the state rows of the snapshot scan's creating epoch seq,
 // in its parts, before they commit, and the upstream epoch it replays, if any.
 func (pc *Check) CommitCreating(store *storage.Store, seq uint64, parts []backfill.Part) error {
+	if !Enabled {
+		return nil
+	}
 	if !pc.snapshot || pc.joined {
 		return fmt.Errorf("progress check: creating epoch %d committed, but the job is not a snapshot scan's creating job (or it joined the upstream)", seq)
 	}
@@ -381,7 +429,10 @@ func (pc *Check) CommitCreating(store *storage.Store, seq uint64, parts []backfi
 // CommittedCreating checks, after creating epoch seq committed, its creating_epoch
 // row and (snapshot phase) B at each actor's latest position.
 func (pc *Check) CommittedCreating(store *storage.Store, seq uint64) error {
-	snap := store.DB.NewSnapshot()
+	if !Enabled {
+		return nil
+	}
+	snap := store.NewSnapshot()
 	defer snap.Close()
 	got, data, ok, err := storage.CreatingEpoch(snap)
 	if err != nil {
@@ -434,11 +485,10 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, backfill.AppendStateKey(nil, uint16(v))) {
 				return fail(v, "actor %d wrote a state key %x of kind %v; want a set of the vnode's state row", p.Actor, k, kind)
 			}
-			st, err := backfill.DecodeState(val, pkLen)
+			st, err := backfill.DecodeState(val, pkLen) // st.Pos its own, not the batch's
 			if err != nil {
 				return fail(v, "%v", err)
 			}
-			st.Pos = slices.Clone(st.Pos)
 			if pc.has[v] && pc.table[v].Finished && !st.Finished {
 				return fail(v, "persisted unfinished after it was persisted finished")
 			}
@@ -468,6 +518,7 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 		}
 		pc.heads[a] = headPos{epoch: epoch, vnode: exp.headVnode, pk: exp.head}
 		if !pc.persist {
+			ap.recycle(exp)
 			continue
 		}
 		for i := range exp.rows {
@@ -490,6 +541,7 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 				return fail(v, "the state row has %s, but the rows emitted say %s", describeState(got), describeState(want))
 			}
 		}
+		ap.recycle(exp)
 	}
 	for _, v := range newlyFinished {
 		read := snap
@@ -540,7 +592,7 @@ func (pc *Check) checkHead(snap *storage.EpochSnapshot, a int, epoch uint64) err
 
 // compareAB checks that B at snapB holds A's row at snapA at actor a's position h;
 // at, theA and what word its error.
-func (pc *Check) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, theA, what string) error {
+func (pc *Check) compareAB(snapA, snapB *storage.Snapshot, a int, h headPos, at, theA, what string) error {
 	key := memcmp.AppendKey(storage.AppendPrefix(nil, storage.TableUpstream, h.vnode), h.pk, pc.schema.PKDesc)
 	va, err := get(snapA, key)
 	if err != nil {
@@ -561,7 +613,7 @@ func (pc *Check) compareAB(snapA, snapB *pebble.Snapshot, a int, h headPos, at, 
 }
 
 // get returns key's value in snap, nil when absent.
-func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
+func get(snap *storage.Snapshot, key []byte) ([]byte, error) {
 	v, closer, err := snap.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, nil
@@ -575,7 +627,10 @@ func get(snap *pebble.Snapshot, key []byte) ([]byte, error) {
 
 // Final checks that the state table at the job's end is the one the epoch
 // batches wrote, row for row.
-func (pc *Check) Final(snap *pebble.Snapshot) error {
+func (pc *Check) Final(snap *storage.Snapshot) error {
+	if !Enabled {
+		return nil
+	}
 	states, err := backfill.ReadStates(snap, len(pc.schema.PK))
 	if err != nil {
 		return fmt.Errorf("progress check: %w", err)

@@ -44,6 +44,7 @@ func rowsOfA(t *testing.T, j *testJob) [][]row.Row {
 // epoch's state rows, right and wrong: each wrong state row, and each wrong
 // emission, fails the commit with the epoch and the vnode.
 func TestProgressCheckCatches(t *testing.T) {
+	skipUnchecked(t)
 	const vnodes = 4
 	type stateEdit func(states []backfill.VnodeState, a [][]row.Row) // a: A's rows by vnode
 	tests := []struct {
@@ -193,6 +194,7 @@ func BenchmarkProgressCheckChunk(b *testing.B) {
 // missing from B, a wrong creating_epoch row and a join that skips replayed
 // epochs each fail.
 func TestProgressCheckSnapshotLogPhase(t *testing.T) {
+	skipUnchecked(t)
 	const vnodes = 4
 	j := prepare(t, 60, 1, vnodes, true, backfill.Snapshot)
 	a := rowsOfA(t, j)
@@ -303,4 +305,13 @@ func prepare(t testing.TB, rows int64, par, vnodes int, persist bool, scan backf
 		t.Fatal(err)
 	}
 	return &testJob{cfg: Config{Schema: wl.Schema(), Scan: scan, Persist: persist, Par: par, Vnodes: vnodes, Store: store}, wl: wl, store: store}
+}
+
+// skipUnchecked skips a test of the check in a build that compiles it out (tag
+// noprogresscheck, for measuring its cost).
+func skipUnchecked(t *testing.T) {
+	t.Helper()
+	if !Enabled {
+		t.Skip("built with tag noprogresscheck: the progress check is compiled out")
+	}
 }

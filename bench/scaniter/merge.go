@@ -51,7 +51,7 @@ type cursor struct {
 
 // newCursor opens a cursor over [lo, hi) of snap overlaid with ov (nil: none) and
 // reads its first rows.
-func newCursor(snap *pebble.Snapshot, ov *storage.Writes, lo, hi []byte) (cursor, error) {
+func newCursor(snap *storage.Snapshot, ov *storage.Writes, lo, hi []byte) (cursor, error) {
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		return cursor{}, err
@@ -149,7 +149,7 @@ func (c *cursor) step() error {
 // NewMergeIter opens a scan of table t over vnodes at snap overlaid with ov (writes
 // to t the snapshot does not hold, sorted, one per key; nil: none), starting strictly
 // after the encoded primary key after (nil: from the start).
-func NewMergeIter(snap *pebble.Snapshot, ov *storage.Writes, t storage.TableID, vnodes []uint16, after []byte) (*MergeIter, error) {
+func NewMergeIter(snap *storage.Snapshot, ov *storage.Writes, t storage.TableID, vnodes []uint16, after []byte) (*MergeIter, error) {
 	m := &MergeIter{cursors: make([]cursor, 0, len(vnodes))}
 	for _, v := range vnodes {
 		lo, hi := scanBounds(t, v, after)

@@ -61,7 +61,7 @@ func allVnodes(n int) []uint16 {
 	return v
 }
 
-func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte) []int64 {
+func scanAll(t *testing.T, snap *storage.Snapshot, vnodes []uint16, after []byte) []int64 {
 	t.Helper()
 	got, _ := scanMerged(t, snap, nil, vnodes, after)
 	return got
@@ -69,7 +69,7 @@ func scanAll(t *testing.T, snap *pebble.Snapshot, vnodes []uint16, after []byte)
 
 // scanMerged returns the pks and the second column of every row of a merged scan,
 // checking that they come in pk order.
-func scanMerged(t *testing.T, snap *pebble.Snapshot, ov *storage.Writes, vnodes []uint16, after []byte) ([]int64, []string) {
+func scanMerged(t *testing.T, snap *storage.Snapshot, ov *storage.Writes, vnodes []uint16, after []byte) ([]int64, []string) {
 	t.Helper()
 	m, err := NewMergeIter(snap, ov, storage.TableUpstream, vnodes, after)
 	if err != nil {
@@ -104,7 +104,7 @@ func TestMergeIterOrderAndResume(t *testing.T) {
 	for _, vnodes := range []int{1, 2, 3, 7, 256} {
 		t.Run(fmt.Sprint("vnodes=", vnodes), func(t *testing.T) {
 			db, keys := testDB(t, 2000, vnodes)
-			snap := db.NewSnapshot()
+			snap := storage.OneGroup(db.NewSnapshot())
 			defer snap.Close()
 			if got := scanAll(t, snap, allVnodes(vnodes), nil); !slices.Equal(got, keys) {
 				t.Fatalf("merged scan returned %d keys, want the %d sorted keys", len(got), len(keys))
@@ -128,7 +128,7 @@ func TestMergeIterOrderAndResume(t *testing.T) {
 func TestVnodeIter(t *testing.T) {
 	const vnodes = 7
 	db, keys := testDB(t, 500, vnodes)
-	snap := db.NewSnapshot()
+	snap := storage.OneGroup(db.NewSnapshot())
 	defer snap.Close()
 	vn := storage.NewVnoder(&kv, vnodes)
 	want := make([][]int64, vnodes) // each vnode's keys, sorted
@@ -196,7 +196,7 @@ func BenchmarkMergeIter(b *testing.B) {
 			if err := db.Flush(); err != nil {
 				b.Fatal(err)
 			}
-			snap := db.NewSnapshot()
+			snap := storage.OneGroup(db.NewSnapshot())
 			defer snap.Close()
 			b.ResetTimer()
 			rows := 0

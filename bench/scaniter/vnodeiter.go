@@ -3,8 +3,6 @@ package scaniter
 import (
 	"errors"
 
-	"github.com/cockroachdb/pebble/v2"
-
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
@@ -25,7 +23,7 @@ type VnodeIter struct {
 // NewVnodeIter opens a scan of table t at snap overlaid with ov (as NewMergeIter's)
 // over vnodes[i] for every i not done, each starting strictly after the encoded
 // primary key after[i] (nil: from the start).
-func NewVnodeIter(snap *pebble.Snapshot, ov *storage.Writes, t storage.TableID, vnodes []uint16, after [][]byte, done []bool) (*VnodeIter, error) {
+func NewVnodeIter(snap *storage.Snapshot, ov *storage.Writes, t storage.TableID, vnodes []uint16, after [][]byte, done []bool) (*VnodeIter, error) {
 	m := &VnodeIter{}
 	for i, v := range vnodes {
 		if done[i] {

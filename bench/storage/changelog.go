@@ -52,7 +52,7 @@ func (s *Store) CommitCreating(b *pebble.Batch, epoch, dataEpoch uint64, sync bo
 
 // CreatingEpoch reads creating_epoch at snap: the creating job's last committed
 // epoch and the upstream epoch its MV holds; ok is false when none was committed.
-func CreatingEpoch(snap *pebble.Snapshot) (epoch, dataEpoch uint64, ok bool, err error) {
+func CreatingEpoch(snap *Snapshot) (epoch, dataEpoch uint64, ok bool, err error) {
 	v, closer, err := snap.Get(creatingEpochKey)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, 0, false, nil

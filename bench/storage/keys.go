@@ -64,7 +64,6 @@ type Vnoder struct {
 	schema  *row.Schema
 	count   int
 	scratch []byte
-	dist    []row.Datum
 }
 
 // NewVnoder returns a Vnoder for schema s and count vnodes.
@@ -77,12 +76,11 @@ func (v *Vnoder) Of(r row.Row) uint16 {
 	if v.count == 1 {
 		return 0
 	}
-	v.dist = v.dist[:0]
-	for _, c := range v.schema.DistKey {
-		v.dist = append(v.dist, r[c])
+	v.scratch = v.scratch[:0]
+	for _, c := range v.schema.DistKey { // each column encoded in place: no copy of the datums
+		v.scratch = memcmp.AppendKey(v.scratch, r[c:c+1], nil)
 	}
-	v.scratch = memcmp.AppendKey(v.scratch[:0], v.dist, nil)
-	return uint16(crc32.Checksum(v.scratch, castagnoli) % uint32(v.count))
+	return uint16(crc32.Update(0, castagnoli, v.scratch) % uint32(v.count))
 }
 
 // OwnedVnodes returns the contiguous vnode range [lo, hi) of actor i of par, splitting

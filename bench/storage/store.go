@@ -41,6 +41,14 @@ type Options struct {
 	// OffloadCompactions meters the CPU of compactions apart from the job's
 	// (CompactionCPU), as the engine runs them on compactor nodes, not its own.
 	OffloadCompactions bool
+	// SerialCompactions starts compactions only at checkpoints: after a
+	// checkpoint's flush the commit runs the compactions Pebble picks, one at a
+	// time, until it picks none (compactionGate), so that what they rewrite does
+	// not depend on timing. Only with Checkpointed.
+	SerialCompactions bool
+	// CompactionGroups keeps the creating job's tables in a DB of their own
+	// (groups.go), as the engine's compaction groups do. Checkpointed only.
+	CompactionGroups bool
 }
 
 // LSMOptions shape Pebble's levels and compactions; a zero field keeps Pebble's
@@ -84,7 +92,7 @@ const DefaultMemTables = 4
 
 // Store is one job's DB.
 type Store struct {
-	DB     *pebble.DB
+	DB     *pebble.DB // the upstream's group (every table's without CompactionGroups)
 	FS     *meterfs.FS
 	cache  *pebble.Cache
 	latest atomic.Pointer[EpochSnapshot]
@@ -104,7 +112,9 @@ type Store struct {
 	stallsBy, stallNanosBy [numStallKinds]atomic.Int64
 	stallKind              atomic.Int32
 
-	compactions *compactionMeter // nil unless compactions are offloaded
+	dbs    []*pebble.DB       // the compaction groups' DBs (DB is the first)
+	meters []*compactionMeter // a group's each, when compactions are offloaded
+	gates  []*compactionGate  // a group's each, when compactions are serial
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
@@ -136,6 +146,68 @@ func Open(o Options) (*Store, error) {
 	}
 	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{}), failed: make(chan struct{})}
 	s.serialFlushes = s.objectStore && !o.Throttle.ObjectStore()
+	if o.SerialCompactions && !s.serialFlushes {
+		s.cache.Unref()
+		return nil, errors.New("storage: serial compactions need a checkpointed store (Options.Checkpointed) without an object store's throttle")
+	}
+	if o.CompactionGroups && !s.objectStore {
+		s.cache.Unref()
+		return nil, errors.New("storage: compaction groups need a checkpointed store (Options.Checkpointed or an object store): a WAL per group would make an epoch's commit two syncs")
+	}
+	dirs := []string{o.Dir}
+	if o.CompactionGroups {
+		dirs = append(dirs, s.FS.PathJoin(o.Dir, JobGroupDir))
+	}
+	for _, dir := range dirs {
+		db, err := pebble.Open(dir, s.options(o))
+		if err != nil {
+			for _, db := range s.dbs {
+				db.Close()
+			}
+			s.cache.Unref()
+			return nil, fmt.Errorf("storage: open %q: %w", dir, err)
+		}
+		s.dbs = append(s.dbs, db)
+	}
+	db := s.dbs[0]
+	s.DB = db
+	epoch, err := s.readCommittedEpoch()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	// What a reopened DB holds is on disk: it is the first checkpoint. Its epoch is
+	// the newest committed one that survived: the last checkpoint, or a later epoch
+	// a clean close (it syncs the WAL, where there is one) or a memtable flush kept.
+	s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), true)
+	return s, nil
+}
+
+// Close stops waiting for uploads, releases the latest snapshots and closes the DB.
+func (s *Store) Close() error {
+	s.closed.Do(func() { close(s.closing) })
+	s.uploads.Wait()
+	if e := s.latest.Swap(nil); e != nil {
+		e.Release()
+	}
+	if s.checkpoint != nil {
+		s.checkpoint.Release()
+		s.checkpoint = nil
+	}
+	var err error
+	for g := len(s.dbs) - 1; g >= 0; g-- {
+		if e := s.dbs[g].Close(); e != nil && err == nil {
+			err = e
+		}
+	}
+	s.cache.Unref()
+	return err
+}
+
+// options returns the Pebble options of one group's DB: each has its own
+// listener's meter and compaction gate (Pebble numbers jobs per DB), and they
+// share the store's filesystem, cache and stall counters.
+func (s *Store) options(o Options) *pebble.Options {
 	opts := &pebble.Options{
 		FS:           s.FS,
 		Cache:        s.cache,
@@ -176,42 +248,27 @@ func Open(o Options) (*Store, error) {
 		// checkpoint's flush writes the same bytes in every run.
 		opts.FlushSplitBytes = 0
 	}
+	if o.SerialCompactions {
+		gate := newCompactionGate()
+		s.gates = append(s.gates, gate)
+		opts.Experimental.CompactionScheduler = gate
+		opts.Experimental.ReadSamplingMultiplier = -1 // no read-triggered compactions: reads' timing would pick them
+		stallBegin := opts.EventListener.WriteStallBegin
+		opts.EventListener.WriteStallBegin = func(info pebble.WriteStallBeginInfo) {
+			stallBegin(info)
+			if stallKindOf(info.Reason) == stallL0 {
+				// Spills between checkpoints filled L0: it compacts now rather
+				// than never (the commit waiting is the one that would drain it).
+				go gate.drain()
+			}
+		}
+	}
 	if o.OffloadCompactions {
-		s.compactions = &compactionMeter{}
-		s.compactions.listen(opts.EventListener)
+		m := &compactionMeter{}
+		m.listen(opts.EventListener)
+		s.meters = append(s.meters, m)
 	}
-	db, err := pebble.Open(o.Dir, opts)
-	if err != nil {
-		s.cache.Unref()
-		return nil, fmt.Errorf("storage: open %q: %w", o.Dir, err)
-	}
-	s.DB = db
-	epoch, err := s.readCommittedEpoch()
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	// What a reopened DB holds is on disk: it is the first checkpoint. Its epoch is
-	// the newest committed one that survived: the last checkpoint, or a later epoch
-	// a clean close (it syncs the WAL, where there is one) or a memtable flush kept.
-	s.publish(newEpochSnapshot(epoch, db.NewSnapshot()), true)
-	return s, nil
-}
-
-// Close stops waiting for uploads, releases the latest snapshots and closes the DB.
-func (s *Store) Close() error {
-	s.closed.Do(func() { close(s.closing) })
-	s.uploads.Wait()
-	if e := s.latest.Swap(nil); e != nil {
-		e.Release()
-	}
-	if s.checkpoint != nil {
-		s.checkpoint.Release()
-		s.checkpoint = nil
-	}
-	err := s.DB.Close()
-	s.cache.Unref()
-	return err
+	return opts
 }
 
 var committedEpochKey = append(AppendPrefix(nil, TableMeta, 0), "committed_epoch"...)
@@ -259,14 +316,17 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return nil, err
 	}
-	if !sync || !s.objectStore {
+	if !sync || !s.objectStore || s.gates != nil {
+		// With serial compactions a checkpoint flushes and compacts before the
+		// commit returns, so that the next epoch's writes find them done.
 		if err := s.commit(b, sync); err != nil {
 			return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 		}
-		s.publish(newEpochSnapshot(epoch, s.DB.NewSnapshot()), sync)
+		s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), sync)
 		return nil, nil
 	}
-	if err := s.commitBatch(b, pebble.NoSync); err != nil {
+	touched, err := s.commitBatch(b, pebble.NoSync)
+	if err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
 	}
 	if s.serialFlushes && s.lastFlush != nil {
@@ -279,12 +339,12 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 			return nil, fmt.Errorf("storage: commit epoch %d: the store closed while the previous checkpoint flushed", epoch)
 		}
 	}
-	flushed, err := s.DB.AsyncFlush()
+	flushed, err := s.asyncFlush(touched)
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: flush to the object store: %w", epoch, err)
 	}
 	s.lastFlush = flushed
-	snap := newEpochSnapshot(epoch, s.DB.NewSnapshot())
+	snap := newEpochSnapshot(epoch, s.NewSnapshot())
 	snap.refs.Add(1) // the upload's, until it ends
 	s.publish(snap, false)
 	u := &Upload{done: make(chan struct{})}
@@ -339,30 +399,82 @@ func (s *Store) commit(b *pebble.Batch, durable bool) error {
 	if durable && !s.objectStore {
 		opt = pebble.Sync
 	}
-	if err := s.commitBatch(b, opt); err != nil {
+	touched, err := s.commitBatch(b, opt)
+	if err != nil {
 		return err
 	}
 	if durable && s.objectStore {
-		if err := s.DB.Flush(); err != nil {
-			return fmt.Errorf("flush to the object store: %w", err)
+		for _, g := range touched {
+			if err := s.dbs[g].Flush(); err != nil {
+				return fmt.Errorf("flush to the object store: %w", err)
+			}
+			if s.gates != nil {
+				s.gates[g].drain()
+			}
 		}
 	}
 	return nil
+}
+
+// asyncFlush starts the flush of the groups touched, returning a channel closed
+// when every one has ended.
+func (s *Store) asyncFlush(touched []int) (<-chan struct{}, error) {
+	var chans []<-chan struct{}
+	for _, g := range touched {
+		ch, err := s.dbs[g].AsyncFlush()
+		if err != nil {
+			return nil, err
+		}
+		chans = append(chans, ch)
+	}
+	if len(chans) == 1 {
+		return chans[0], nil
+	}
+	all := make(chan struct{})
+	go func() {
+		for _, ch := range chans {
+			select {
+			case <-ch:
+			case <-s.closing:
+				return // as a flush queued when the DB closes: never ends
+			}
+		}
+		close(all)
+	}()
+	return all, nil
 }
 
 // commitBatch commits b, counting its bytes as stalled when the commit waited in a
 // write stall. Pebble charges the wait to the batch that met the stall; a job's
 // epochs commit one at a time, so none waits behind it uncounted. A stall met by
 // a flush (no batch) has time and no bytes.
-func (s *Store) commitBatch(b *pebble.Batch, opt *pebble.WriteOptions) error {
-	n := int64(b.Len()) // a large batch's contents go to the memtable queue in the commit
-	if err := b.Commit(opt); err != nil {
-		return err
+func (s *Store) commitBatch(b *pebble.Batch, opt *pebble.WriteOptions) (touched []int, err error) {
+	parts, err := s.split(b)
+	if err != nil {
+		return nil, err
 	}
-	if st := b.CommitStats(); st.MemTableWriteStallDuration+st.L0ReadAmpWriteStallDuration > 0 {
-		s.stallBytes.Add(n)
+	// The job's group first: a reader that sees the upstream's epoch (committed_epoch
+	// is the upstream's) sees the job's writes of it too.
+	for g := len(parts) - 1; g >= 0; g-- {
+		p := parts[g]
+		if p == nil {
+			continue
+		}
+		n := int64(p.Len()) // a large batch's contents go to the memtable queue in the commit
+		if err == nil {
+			if err = p.Commit(opt); err == nil {
+				touched = append(touched, g)
+				if st := p.CommitStats(); st.MemTableWriteStallDuration+st.L0ReadAmpWriteStallDuration > 0 {
+					s.stallBytes.Add(n)
+				}
+			}
+		}
+		if p != b {
+			p.Close()
+		}
 	}
-	return nil
+	slices.Reverse(touched)
+	return touched, err
 }
 
 // publish makes snap the latest snapshot (and the latest checkpoint's, if it is one)
@@ -477,10 +589,18 @@ func stallKindOf(reason string) int {
 
 // LSM returns the LSM's shape now and the write stalls so far.
 func (s *Store) LSM() LSM {
-	m := s.DB.Metrics()
+	var l LSM
+	for _, db := range s.dbs { // the groups': files, debt and memtables add up, a read visits one
+		m := db.Metrics()
+		l.L0Files += m.Levels[0].TablesCount
+		l.L0Sublevels = max(l.L0Sublevels, m.Levels[0].Sublevels)
+		l.CompactionDebt += m.Compact.EstimatedDebt
+		l.Memtables += m.MemTable.Count
+		l.ReadAmp = max(l.ReadAmp, m.ReadAmp())
+	}
 	return LSM{
-		L0Files: m.Levels[0].TablesCount, L0Sublevels: m.Levels[0].Sublevels, CompactionDebt: m.Compact.EstimatedDebt,
-		Memtables: m.MemTable.Count, ReadAmp: m.ReadAmp(), Stalls: s.stalls.Load(), StallTime: time.Duration(s.stallNanos.Load()),
+		L0Files: l.L0Files, L0Sublevels: l.L0Sublevels, CompactionDebt: l.CompactionDebt,
+		Memtables: l.Memtables, ReadAmp: l.ReadAmp, Stalls: s.stalls.Load(), StallTime: time.Duration(s.stallNanos.Load()),
 		StallBytes:     s.stallBytes.Load(),
 		MemTableStalls: s.stallsBy[stallMemTable].Load(), MemTableStallTime: time.Duration(s.stallNanosBy[stallMemTable].Load()),
 		L0Stalls: s.stallsBy[stallL0].Load(), L0StallTime: time.Duration(s.stallNanosBy[stallL0].Load()),
@@ -491,10 +611,15 @@ func (s *Store) LSM() LSM {
 // offloaded (Options.OffloadCompactions), and 0 otherwise: see compactionMeter for
 // what it counts.
 func (s *Store) CompactionCPU() (time.Duration, error) {
-	if s.compactions == nil {
-		return 0, nil
+	var sum time.Duration
+	for _, m := range s.meters {
+		d, err := m.total()
+		if err != nil {
+			return 0, err
+		}
+		sum += d
 	}
-	return s.compactions.total()
+	return sum, nil
 }
 
 // Err returns the first error of a background flush or compaction, or nil. Pebble
@@ -525,7 +650,7 @@ func (s *Store) Clear(tables ...TableID) error {
 	if err := s.commit(b, true); err != nil {
 		return fmt.Errorf("storage: clear tables: %w", err)
 	}
-	s.publish(newEpochSnapshot(s.Committed(), s.DB.NewSnapshot()), true)
+	s.publish(newEpochSnapshot(s.Committed(), s.NewSnapshot()), true)
 	return nil
 }
 
@@ -550,13 +675,19 @@ func (s *Store) Latest() *EpochSnapshot {
 // WaitForCompactions waits, at most max, until no compaction runs and no level asks
 // for one, so write-amplification figures include the compactions a job caused.
 func (s *Store) WaitForCompactions(ctx context.Context, max time.Duration) {
+	for _, g := range s.gates {
+		g.drain() // they start only when asked
+	}
 	deadline := time.Now().Add(max)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
-		m := s.DB.Metrics()
-		settled := m.Compact.NumInProgress == 0
-		for i := range m.Levels {
-			if m.Levels[i].Score > 1.05 {
-				settled = false
+		settled := true
+		for _, db := range s.dbs {
+			m := db.Metrics()
+			settled = settled && m.Compact.NumInProgress == 0
+			for i := range m.Levels {
+				if m.Levels[i].Score > 1.05 {
+					settled = false
+				}
 			}
 		}
 		if settled {
@@ -570,11 +701,11 @@ func (s *Store) WaitForCompactions(ctx context.Context, max time.Duration) {
 // that the scans reading it keep it open after newer epochs commit.
 type EpochSnapshot struct {
 	Epoch uint64
-	Snap  *pebble.Snapshot
+	Snap  *Snapshot
 	refs  atomic.Int64
 }
 
-func newEpochSnapshot(epoch uint64, snap *pebble.Snapshot) *EpochSnapshot {
+func newEpochSnapshot(epoch uint64, snap *Snapshot) *EpochSnapshot {
 	e := &EpochSnapshot{Epoch: epoch, Snap: snap}
 	e.refs.Store(1)
 	return e

@@ -33,7 +33,7 @@ func MV(snap Reader, s *row.Schema) (int64, error) {
 // row per vnode, each finished, their row counts summing to rows (the snapshot rows
 // read, over every run of the job). A job reports nothing unless its state is right,
 // as it reports nothing unless B equals A.
-func State(snap *pebble.Snapshot, s *row.Schema, vnodes int, rows int64) error {
+func State(snap *storage.Snapshot, s *row.Schema, vnodes int, rows int64) error {
 	states, err := backfill.ReadStates(snap, len(s.PK))
 	if err != nil {
 		return fmt.Errorf("state verification: %w", err)

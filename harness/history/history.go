@@ -16,6 +16,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/trend"
 )
 
 // Night is one results file of the history: one nightly run on one machine.
@@ -135,75 +136,14 @@ func (cfg Config) WithDefaults() Config {
 	return cfg
 }
 
-// series is one (cell, metric) over the nights.
-type series struct {
-	cell, unit string
-	better     int
-	nights     []int       // index into the history, for each point
-	medians    []float64   // per point
-	lo, hi     []float64   // per point: the median's 95 % confidence interval
-	samples    [][]float64 // per point
-}
-
-// Series is one judged (cell, metric) over the nights that measured it: per point,
-// the night's index in the history, the median and its 95 % confidence interval.
-type Series struct {
-	Cell, Unit string
-	Better     int // +1 higher is better, −1 lower
-	Nights     []int
-	Medians    []float64
-	Lo, Hi     []float64
-}
-
 // AllSeries returns every judged (cell, metric) series of nights (in Sort's order),
-// in the order they first appear.
-func AllSeries(nights []Night, th judge.Thresholds) ([]Series, error) {
-	all, err := historySeries(nights, th)
-	if err != nil {
-		return nil, err
+// in the order they first appear; a point's File is its night's index.
+func AllSeries(nights []Night, th judge.Thresholds) ([]trend.Series, error) {
+	files := make([]trend.File, len(nights))
+	for i, n := range nights {
+		files[i] = trend.File{Results: n.Results, Units: n.Units}
 	}
-	out := make([]Series, len(all))
-	for i, s := range all {
-		out[i] = Series{Cell: s.cell, Unit: s.unit, Better: s.better, Nights: s.nights, Medians: s.medians, Lo: s.lo, Hi: s.hi}
-	}
-	return out, nil
-}
-
-// historySeries gathers every judged (cell, metric) series of the history.
-func historySeries(nights []Night, th judge.Thresholds) ([]*series, error) {
-	byKey := map[[2]string]*series{}
-	var order []*series
-	for ni, n := range nights {
-		g, err := judge.NewGrid(judge.GridConfig{Table: judge.UnitOnly, Col: ".file"}, n.Results, n.Units)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range g.Tables {
-			if th[t.Unit] == 0 || t.Better == 0 {
-				continue
-			}
-			for _, row := range t.Rows {
-				for _, col := range t.Cols {
-					c := t.Cells[judge.GridKey{Row: row, Col: col}]
-					if c == nil {
-						continue
-					}
-					k := [2]string{contract.Label(row.StringValues()), t.Unit}
-					s := byKey[k]
-					if s == nil {
-						s = &series{cell: k[0], unit: k[1], better: t.Better}
-						byKey[k] = s
-						order = append(order, s)
-					}
-					s.nights = append(s.nights, ni)
-					s.medians = append(s.medians, c.Summary.Center)
-					s.lo, s.hi = append(s.lo, c.Summary.Lo), append(s.hi, c.Summary.Hi)
-					s.samples = append(s.samples, c.Sample.Values)
-				}
-			}
-		}
-	}
-	return order, nil
+	return trend.Collect(files, func(unit string, better int) bool { return th[unit] != 0 && better != 0 })
 }
 
 // Analyze looks for change points in every judged (cell, metric) series of
@@ -212,7 +152,7 @@ func historySeries(nights []Night, th judge.Thresholds) ([]*series, error) {
 // the metric's threshold.
 func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 	cfg = cfg.WithDefaults()
-	all, err := historySeries(nights, cfg.Thresholds)
+	all, err := AllSeries(nights, cfg.Thresholds)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +182,8 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 	}
 	var tests []pending
 	last := len(nights) - 1
-	for _, s := range all {
+	for _, ts := range all {
+		s := flatten(ts)
 		th := cfg.Thresholds[s.unit]
 		// The search looks at the newest MaxNights points only.
 		from := max(0, len(s.medians)-cfg.MaxNights)
@@ -305,6 +246,24 @@ func Analyze(nights []Night, cfg Config) ([]Alert, error) {
 		}
 	}
 	return alerts, nil
+}
+
+// series is a trend.Series as parallel slices, for the change-point search.
+type series struct {
+	cell, unit string
+	better     int
+	nights     []int       // index into the history, for each point
+	medians    []float64   // per point
+	samples    [][]float64 // per point
+}
+
+func flatten(ts trend.Series) *series {
+	s := &series{cell: ts.Cell, unit: ts.Unit, better: ts.Better, medians: ts.Medians()}
+	for _, p := range ts.Points {
+		s.nights = append(s.nights, p.File)
+		s.samples = append(s.samples, p.Samples)
+	}
+	return s
 }
 
 // compareSamples tests head against base with the Mann–Whitney U test and sizes the

@@ -12,6 +12,9 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/render"
+	"github.com/backfill-bench/backfill-bench/harness/render/chart"
+	"github.com/backfill-bench/backfill-bench/harness/render/site"
+	"github.com/backfill-bench/backfill-bench/harness/trend"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
 
@@ -36,26 +39,35 @@ func Trends(nights []Night, out string) ([]string, error) {
 			}
 		}
 	}
+	var labels []string
+	for _, n := range nights {
+		label := n.Name
+		if n.CommitTime != "" {
+			label = n.CommitTime[:min(len(n.CommitTime), 10)]
+			if n.Commit != "" {
+				label += "\n" + contract.ShortCommit(n.Commit)
+			}
+		}
+		labels = append(labels, label)
+	}
+	keyUnits := func(unit string, _ int) bool { return slices.Contains(chart.KeyUnits, unit) }
 	var made []string
 	for _, prof := range profiles {
-		var series []render.TrendPoint
-		for _, n := range nights {
-			tp := render.TrendPoint{Label: n.Name, Units: n.Units}
-			if n.CommitTime != "" {
-				tp.Label = n.CommitTime[:min(len(n.CommitTime), 10)]
-				if n.Commit != "" {
-					tp.Label += "\n" + contract.ShortCommit(n.Commit)
-				}
-			}
+		files := make([]trend.File, len(nights))
+		for i, n := range nights {
+			files[i].Units = n.Units
 			for _, r := range n.Results {
 				if c, ok := contract.CellOf(r); ok && c.Profile == prof {
-					tp.Results = append(tp.Results, r)
+					files[i].Results = append(files[i].Results, r)
 				}
 			}
-			series = append(series, tp)
+		}
+		series, err := trend.Collect(files, keyUnits)
+		if err != nil {
+			return made, err
 		}
 		name := TrendName(prof)
-		if err := render.PlotTrends(series, "profile "+prof+", ", filepath.Join(out, name)); err != nil {
+		if err := site.PlotTrends(series, labels, "profile "+prof+", ", filepath.Join(out, name)); err != nil {
 			return made, err
 		}
 		made = append(made, name)

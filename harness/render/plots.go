@@ -8,6 +8,8 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render/gridplot"
+	"github.com/backfill-bench/backfill-bench/harness/render/traceplot"
 )
 
 // PlotSet is what the plots of a run or a compare are drawn from.
@@ -40,16 +42,16 @@ func Plots(dir string, ps PlotSet) (made, skipped []string, err error) {
 		}
 		made = append(made, name)
 	}
-	variants := VariantTraces{Names: ps.ColNames, Traces: ps.Traces}
+	variants := traceplot.Variants{Names: ps.ColNames, Traces: ps.Traces}
 	if len(variants.Traces) == 0 {
 		variants.Traces = make([][]jobtrace.Trace, 1)
 	}
 	if ps.Verdict != nil {
-		try("deltas", func(b string) error { return PlotDeltas(ps.Verdict, b) })
+		try("deltas", func(b string) error { return gridplot.Deltas(ps.Verdict, b) })
 	}
-	try("variants", func(b string) error { return PlotVariants(ps.Grid, ps.ColNames, ps.Title, b) })
-	try("barrier-cdf", func(b string) error { return PlotBarrierCDF(variants, b) })
-	try("bytes", func(b string) error { return PlotBytes(ps.Grid, ps.ColNames, b) })
+	try("variants", func(b string) error { return gridplot.Variants(ps.Grid, ps.ColNames, ps.Title, b) })
+	try("barrier-cdf", func(b string) error { return traceplot.BarrierCDF(variants, b) })
+	try("bytes", func(b string) error { return gridplot.Bytes(ps.Grid, ps.ColNames, b) })
 	try("timeline", func(b string) error {
 		// The last variant (persist=on, or head) of the first cell group.
 		last := variants.Traces[len(variants.Traces)-1]
@@ -63,8 +65,7 @@ func Plots(dir string, ps PlotSet) (made, skipped []string, err error) {
 				same = append(same, t)
 			}
 		}
-		t, _ := representative(same)
-		return PlotTimeline(t, b)
+		return traceplot.Timeline(traceplot.Representative(same), b)
 	})
 	return made, skipped, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
+	"github.com/backfill-bench/backfill-bench/harness/render/chart"
 )
 
 // scaleMetrics are the panels of the scale plot: a metric per size, with its
@@ -22,25 +24,9 @@ import (
 var scaleMetrics = []struct{ unit, label string }{
 	{contract.UnitRowsPerSec, "rows/s (higher is better)"},
 	{contract.UnitWriteAmp, "write-amp (lower is better)"},
-	{contract.UnitStatePerMV, "state ÷ MV bytes"},
-	{contract.UnitPersistBytes, "bytes persistence adds per job (persist-B/op)"},
+	{contract.UnitStatePerMV, "state ÷ MV bytes (lower is better)"},
+	{contract.UnitPersistBytes, "bytes persistence adds per job, persist-B/op (lower is better)"},
 }
-
-// logTicks marks a log axis at powers of ten, or, when the range holds fewer than
-// two of them, where a linear axis would, so that a narrow range is labelled too.
-var logTicks = plot.TickerFunc(func(min, max float64) []plot.Tick {
-	ticks := plot.LogTicks{Prec: -1}.Ticks(min, max)
-	labelled := 0
-	for _, t := range ticks {
-		if t.Label != "" && t.Value >= min && t.Value <= max {
-			labelled++
-		}
-	}
-	if labelled >= 2 {
-		return ticks
-	}
-	return plot.DefaultTicks{}.Ticks(min, max)
-})
 
 // PlotScale draws how a configuration's figures grow with the table: rows/s,
 // write-amp and state ÷ MV bytes against rows on log-log axes, one line per
@@ -112,9 +98,9 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 		if i == 0 {
 			t = title
 		}
-		p := newPlot(t, "rows (log scale)", m.label+", log scale")
+		p := chart.New(t, "rows (log scale)", m.label+", log scale")
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-		p.X.Tick.Marker, p.Y.Tick.Marker = logTicks, logTicks
+		p.X.Tick.Marker, p.Y.Tick.Marker = chart.Ticks{Unit: "rows", Log: true}, chart.MetricTicks(m.unit, true)
 		for j, s := range series {
 			var xys plotter.XYs
 			for rows := range sizes {
@@ -131,17 +117,17 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			c := variantColor(j)
+			c := chart.Variant(j)
 			switch {
 			case s == baselineLabel(contract.RawCopyBenchmark):
-				c = colorGrey
+				c = chart.Grey
 				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 			case s == baselineLabel(contract.ScanOnlyBenchmark):
-				c = colorBlack
+				c = chart.Black
 				l.Dashes = []vg.Length{vg.Points(1), vg.Points(3)}
 			case strings.HasPrefix(s, replayPrefix): // its cell's colour, dashed
 				if k := slices.Index(series, strings.TrimPrefix(s, replayPrefix)); k >= 0 {
-					c = variantColor(k)
+					c = chart.Variant(k)
 				}
 				l.Dashes = []vg.Length{vg.Points(6), vg.Points(2)}
 			}
@@ -155,9 +141,11 @@ func PlotScale(results []*benchfmt.Result, title, base string) (bool, error) {
 				ax.Min, ax.Max = ax.Max/1.5, ax.Max*1.5
 			}
 		}
+		// The legend's room at the top, on a log axis a factor.
+		p.Y.Max *= math.Pow(p.Y.Max/p.Y.Min, max(0.25, 0.1*float64(len(series))))
 		panels = append(panels, []*plot.Plot{p})
 	}
-	return true, savePlots(panels, plotWidth, plotHeight*vg.Length(0.8*float64(len(panels))), base)
+	return true, chart.Save(panels, chart.Width, chart.Height*vg.Length(0.8*float64(len(panels))), base)
 }
 
 // replayPrefix names a replay's line: "replay " and its cell's series.

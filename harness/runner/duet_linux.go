@@ -55,7 +55,7 @@ func (p *pass) runDuet(ctx context.Context, prof profile.Profile, a, b Trial) ([
 			outs[i] = j.outcome(ctx, fmt.Errorf("start gate: %w", err))
 			continue
 		}
-		j.proc.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: contract.GateReadyFD, GateGoFD
+		j.proc.ExtraFiles = []*os.File{readyW, goR} // descriptors 3 and 4: gate.ReadyFD, gate.GoFD
 		err = j.proc.Start()
 		readyW.Close()
 		goR.Close()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/gate"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
@@ -69,7 +70,7 @@ func fakeDuetBench(args []string) int {
 	}
 	ready := float64(time.Now().UnixNano()) / 1e9
 	if *flags.StartGate {
-		if err := contract.AwaitStart(); err != nil {
+		if err := gate.AwaitStart(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}

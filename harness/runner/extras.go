@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -50,42 +49,32 @@ func selecting(args []string, re string) []string {
 	return args
 }
 
-// RawCopy is a raw copy to run beside the cells: one table of one profile.
-type RawCopy struct {
-	Profile, Workload string
-	Rows              int64
-}
+// RawCopy is a raw copy to run beside the cells: one table of one profile, as the
+// first of its cells gives it (the binary's other flags select nothing of it).
+type RawCopy struct{ Cell contract.Cell }
 
 // Name is the raw copy's benchmark name, as BenchmarkRawCopy reports it.
-func (r RawCopy) Name() string {
-	return contract.Cell{Profile: r.Profile, Workload: r.Workload, Rows: r.Rows}.BaselineName(contract.RawCopyBenchmark)
-}
+func (r RawCopy) Name() string { return r.Cell.BaselineName(contract.RawCopyBenchmark) }
 
 // ProfileName is the profile it runs on.
-func (r RawCopy) ProfileName() string { return r.Profile }
+func (r RawCopy) ProfileName() string { return r.Cell.Profile }
 
 // RawCopiesOf are the distinct tables of the cells, in their order.
 func RawCopiesOf(cells []contract.Cell) []Extra {
-	var seen []RawCopy
+	seen := map[string]bool{}
 	var out []Extra
 	for _, c := range cells {
-		r := RawCopy{c.Profile, c.Workload, c.Rows}
-		if !slices.Contains(seen, r) {
-			seen = append(seen, r)
-			out = append(out, r)
+		if !seen[c.RawCopyName()] {
+			seen[c.RawCopyName()] = true
+			out = append(out, RawCopy{c})
 		}
 	}
 	return out
 }
 
-// args run exactly this raw copy once.
+// args run exactly this raw copy once: its cell's flags, BenchmarkRawCopy selected.
 func (r RawCopy) args(profileFiles []string) []string {
-	args := []string{"-test.run", "^$", "-test.bench", contract.BenchRegexp("RawCopy", strings.TrimPrefix(r.Name(), "RawCopy/")), "-profile", r.Profile, "-workload", r.Workload,
-		"-rows", strconv.FormatInt(r.Rows, 10), "-test.benchtime", "1x", "-test.count", "1"}
-	if len(profileFiles) > 0 {
-		args = append(args, "-"+contract.FlagProfileFile, strings.Join(profileFiles, ","))
-	}
-	return args
+	return selecting(r.Cell.Args("", profileFiles), contract.BenchRegexp(contract.RawCopyBenchmark, r.Cell.RawCopyName()))
 }
 
 // Baseline is a replay or scan-only baseline of a cell (contract.Baselines).
@@ -117,7 +106,7 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 		for _, kind := range []string{contract.ScanOnlyBenchmark, contract.ReplayBenchmark} {
 			for _, c := range cells {
 				b := Baseline{c, kind}
-				if (RawCopy{c.Profile, c.Workload, c.Rows}) == r && !seen[b.Name()] {
+				if c.RawCopyName() == r.Cell.RawCopyName() && !seen[b.Name()] {
 					seen[b.Name()] = true
 					out = append(out, b)
 				}

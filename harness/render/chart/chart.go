@@ -71,12 +71,6 @@ func Better(better int) string {
 	return map[int]string{1: "higher is better", -1: "lower is better", 0: "no better direction"}[better]
 }
 
-// MetricY labels p's y axis with metric, its direction, and SI ticks in its unit.
-func MetricY(p *plot.Plot, metric string, better int) {
-	p.Y.Label.Text = metric + " (" + Better(better) + ")"
-	p.Y.Tick.Marker = MetricTicks(metric, false)
-}
-
 // Headroom leaves the top of the plot to the legend, so it covers no data: a
 // fifth of it, and more for legends of many entries.
 func Headroom(p *plot.Plot, entries int) {
@@ -85,25 +79,23 @@ func Headroom(p *plot.Plot, entries int) {
 
 // RowLabels shortens cell names to the name keys that differ between them.
 func RowLabels(rows []string) []string {
-	split := make([][]string, len(rows))
+	split := make([][]contract.Field, len(rows))
 	counts := map[string]map[string]bool{}
 	for i, r := range rows {
-		split[i] = strings.Split(contract.Label(r), "/")
-		for _, part := range split[i] {
-			k, v, _ := strings.Cut(part, "=")
-			if counts[k] == nil {
-				counts[k] = map[string]bool{}
+		split[i] = contract.Fields(contract.Label(r))
+		for _, f := range split[i] {
+			if counts[f.Dim] == nil {
+				counts[f.Dim] = map[string]bool{}
 			}
-			counts[k][v] = true
+			counts[f.Dim][f.Value] = true
 		}
 	}
 	out := make([]string, len(rows))
 	for i, parts := range split {
 		var keep []string
-		for _, part := range parts {
-			k, _, _ := strings.Cut(part, "=")
-			if len(counts[k]) > 1 {
-				keep = append(keep, part)
+		for _, f := range parts {
+			if len(counts[f.Dim]) > 1 {
+				keep = append(keep, f.String())
 			}
 		}
 		out[i] = strings.Join(keep, "\n")

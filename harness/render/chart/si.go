@@ -15,7 +15,8 @@ var prefixes = []string{"p", "n", "µ", "m", "", "k", "M", "G", "T"}
 
 // Format writes v in unit with an SI prefix and three significant digits:
 // Format(5e5, "rows/s") = "500 k rows/s", Format(5e-6, "s") = "5 µs",
-// Format(1.2e6, "B") = "1.2 MB". Seconds take no prefix above 1 (90 s, not 0.09 ks).
+// Format(1.2e6, "B") = "1.2 MB". Seconds take no prefix above 1 (90 s, not 0.09 ks),
+// other units none below 1 (0.25 %, 0.8).
 func Format(v float64, unit string) string { return format(v, unit, 3) }
 
 // format is Format with digits significant digits.
@@ -32,7 +33,9 @@ func format(v float64, unit string, digits int) string {
 		}
 	}
 	exp = max(-12, min(12, exp))
-	if exp > 0 && isSeconds(unit) {
+	// Seconds take milli and below, not kilo; other units the reverse: 0.8, not
+	// 800 m (a reader takes m for metres).
+	if (exp > 0 && isSeconds(unit)) || (exp < 0 && !isSeconds(unit)) {
 		exp = 0
 	}
 	m := v / math.Pow(10, float64(exp))

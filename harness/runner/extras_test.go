@@ -1,0 +1,39 @@
+package runner
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/rates"
+)
+
+// TestExtraArgs: every extra runs its cell's flags from the contract with its own
+// benchmark selected, and one raw copy runs per table.
+func TestExtraArgs(t *testing.T) {
+	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1000, Scan: "merged", Barrier: rates.Cadence{Rows: 100}, Par: 2}
+	other := cell
+	other.Persist = true
+	extras := RawCopiesOf([]contract.Cell{cell, other})
+	if len(extras) != 1 {
+		t.Fatalf("raw copies of one table: %v, want one", extras)
+	}
+	for _, tc := range []struct {
+		extra  Extra
+		bench  string
+		extra2 []string // flags after the cell's
+	}{
+		{extras[0], contract.BenchRegexp(contract.RawCopyBenchmark, cell.RawCopyName()), nil},
+		{Baseline{cell, contract.ReplayBenchmark}, contract.BenchRegexp(contract.ReplayBenchmark, cell.Name()), nil},
+		{Recovery{cell, 90}, contract.BenchRegexp("Recovery", cell.RecoveryName("90%")), []string{"-" + contract.FlagCrash, "90%"}},
+	} {
+		want := selecting(cell.Args("", []string{"/p.json"}), tc.bench)
+		want = append(want, tc.extra2...)
+		if got := tc.extra.args([]string{"/p.json"}); !slices.Equal(got, want) {
+			t.Errorf("%s: args %q, want %q", tc.extra.Name(), got, want)
+		}
+		if i := slices.Index(want, "-test.bench"); i < 0 || want[i+1] != tc.bench {
+			t.Errorf("%s: %q selects no benchmark %q", tc.extra.Name(), want, tc.bench)
+		}
+	}
+}
