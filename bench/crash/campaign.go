@@ -16,6 +16,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 )
 
 // CampaignConfig configures Campaign: how many random power losses, on which jobs.
@@ -64,7 +65,7 @@ func Campaign(ctx context.Context, cfg CampaignConfig) error {
 			return fmt.Errorf("--scan: %w", err)
 		}
 		if !scan.Kind().Recovers {
-			return fmt.Errorf("--scan %s: recovery of a %s is not modelled yet (pipeline.Recover refuses it); run the campaign with --scan %s", name, scan.Kind().Engine, strings.Join(contract.RecoverableScans(), ","))
+			return fmt.Errorf("--scan %s: recovery of a %s is not modelled yet (pipeline.Recover refuses it); run the campaign with --scan %s", name, scan.Kind().Engine, strings.Join(scankind.Recoverable(), ","))
 		}
 		for _, persist := range cfg.Persist {
 			start := time.Now()

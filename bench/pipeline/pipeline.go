@@ -29,6 +29,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 	"github.com/backfill-bench/backfill-bench/bench/verify"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 	"github.com/backfill-bench/backfill-bench/workloads"
@@ -455,7 +456,7 @@ func Recover(ctx context.Context, cfg Config) (*Job, error) {
 	if int(cfg.Scan) < len(backfill.Scans) && !cfg.Scan.Kind().Recovers {
 		// Its state (per-vnode progress, creating_epoch and the change log) is
 		// persisted, but resuming from it is not written yet.
-		return nil, fmt.Errorf("pipeline: recover: scan=%s cannot recover yet: its creating job commits apart from the upstream and resuming it (snapshot phase or log phase) is not modelled; run crash and recovery tests with scan=%s", cfg.Scan, strings.Join(contract.RecoverableScans(), " or "))
+		return nil, fmt.Errorf("pipeline: recover: scan=%s cannot recover yet: its creating job commits apart from the upstream and resuming it (snapshot phase or log phase) is not modelled; run crash and recovery tests with scan=%s", cfg.Scan, strings.Join(scankind.Recoverable(), " or "))
 	}
 	start := time.Now()
 	j, err := open(cfg, false)

@@ -134,7 +134,7 @@ type Config struct {
 // one. A scan it does not know is an error: no run goes unchecked.
 func New(cfg Config) (*Check, error) {
 	if cfg.Scan < 0 || int(cfg.Scan) >= len(backfill.Scans) {
-		return nil, fmt.Errorf("progress check: scan %d unknown: add it to contract.ScanKinds", cfg.Scan)
+		return nil, fmt.Errorf("progress check: scan %d unknown: add it to scankind.Kinds", cfg.Scan)
 	}
 	s, kind := cfg.Schema, cfg.Scan.Kind()
 	// The kind's properties say what its state rows must be: one position per actor

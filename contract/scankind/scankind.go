@@ -1,11 +1,12 @@
-package contract
+// Package scankind is the one table of the backfill's scan kinds and their properties.
+package scankind
 
 import "strings"
 
-// ScanKind is one scan strategy of the backfill executor and what the rest of the
+// Kind is one scan strategy of the backfill executor and what the rest of the
 // benchmark must know of it. Adding a kind is one entry here and its strategy in
 // bench/backfill (README "Adding a scan kind").
-type ScanKind struct {
+type Kind struct {
 	Name   string // in cell names and flags
 	Engine string // RisingWave's name for it
 	Note   string // e.g. "deprecated"
@@ -22,9 +23,9 @@ type ScanKind struct {
 	Recovers bool
 }
 
-// ScanKinds are the scan strategies, in the executor's order (backfill.Scan is the
+// Kinds are the scan strategies, in the executor's order (backfill.Scan is the
 // index). The first with RunsCreatingJob is the engine's default.
-var ScanKinds = []ScanKind{
+var Kinds = []Kind{
 	{Name: "merged", Engine: "no-shuffle backfill", Note: "deprecated", Help: "a pk-ordered merge of the actor's vnodes at every barrier",
 		OnePositionPerActor: true, Recovers: true},
 	{Name: "per-vnode", Engine: "arrangement backfill", Help: "each vnode on its own", Recovers: true},
@@ -32,29 +33,30 @@ var ScanKinds = []ScanKind{
 		RunsCreatingJob: true},
 }
 
-// LookupScan returns the kind named name.
-func LookupScan(name string) (ScanKind, bool) {
-	for _, k := range ScanKinds {
+// Lookup returns the kind named name.
+func Lookup(name string) (Kind, bool) {
+	for _, k := range Kinds {
 		if k.Name == name {
 			return k, true
 		}
 	}
-	return ScanKind{}, false
+	return Kind{}, false
 }
 
-func scanNames() []string {
-	names := make([]string, len(ScanKinds))
-	for i, k := range ScanKinds {
+// Names are the kinds' names, in order.
+func Names() []string {
+	names := make([]string, len(Kinds))
+	for i, k := range Kinds {
 		names[i] = k.Name
 	}
 	return names
 }
 
-// ScanHelp describes the scan kinds for a flag's help, the default (def) first:
+// Help describes the scan kinds for a flag's help, the default (def) first:
 // "snapshot (snapshot backfill, the default: …), merged (…) or per-vnode (…)".
-func ScanHelp(def string) string {
+func Help(def string) string {
 	var parts []string
-	for _, k := range ScanKinds {
+	for _, k := range Kinds {
 		engine := k.Engine
 		if k.Note != "" {
 			engine += ", " + k.Note
@@ -70,10 +72,10 @@ func ScanHelp(def string) string {
 	return "scan strategies, as RisingWave names them: " + strings.Join(parts[:last], ", ") + " or " + parts[last]
 }
 
-// RecoverableScans are the names of the kinds that can resume after a crash.
-func RecoverableScans() []string {
+// Recoverable are the names of the kinds that can resume after a crash.
+func Recoverable() []string {
 	var names []string
-	for _, k := range ScanKinds {
+	for _, k := range Kinds {
 		if k.Recovers {
 			names = append(names, k.Name)
 		}
