@@ -75,7 +75,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.Measure)
-	base := fs.String("matrix", "quick", "the suite whose matrix the dimension flags change and whose defaults the other flags override: quick (the default), nightly, or scale (10⁵ to 10⁸ rows, for benchrun fit)")
+	base := fs.String("matrix", "quick", "the suite whose matrix the dimension flags change and whose defaults the other flags override: quick (the default), nightly, scale (10⁵ to 10⁸ rows, for benchrun fit), or pr, noise and instructions (compare's, noise's and --measure instructions')")
 	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 16 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
@@ -94,16 +94,12 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	if cfg.Shard, err = runner.ParseShard(*shard); err != nil {
 		return cfg, usageError{err}
 	}
-	var suite harness.Suite
-	switch *base {
-	case "quick":
-		suite = measuredSuite(harness.QuickSuite(), cfg.By)
-	case "nightly":
-		suite = harness.NightlySuite()
-	case "scale":
-		suite = harness.ScaleSuite()
-	default:
-		return cfg, usageError{fmt.Errorf("--matrix %q: want quick, nightly or scale", *base)}
+	suite, err := harness.SuiteNamed(*base)
+	if err != nil {
+		return cfg, usageError{fmt.Errorf("--matrix: %w", err)}
+	}
+	if *base == "quick" {
+		suite = measuredSuite(suite, cfg.By)
 	}
 	profiles, err := applySuite(fs, suite, &cfg.Measure, given)
 	if err != nil {

@@ -66,6 +66,8 @@ func TestSuiteThenFlags(t *testing.T) {
 		{[]string{"--matrix", "scale"}, harness.ScaleCount, runner.DefaultTimeout, "sequential", true, harness.ScaleMatrix().Rows[0]},
 		{[]string{"--matrix", "scale", "--count", "2", "--timeout", "1m", "--pairing", "duet", "--raw-copy=false", "--rows", "1000"}, 2, time.Minute, "duet", false, 1000},
 		{[]string{"--matrix", "nightly", "--count", "3"}, 3, runner.DefaultTimeout, "sequential", false, harness.QuickMatrix().Rows[0]},
+		{[]string{"--matrix", "pr"}, harness.PRSuite().Count, runner.DefaultTimeout, "", false, harness.QuickMatrix().Rows[0]},
+		{[]string{"--matrix", "instructions"}, harness.InstructionCount, runner.DefaultTimeout, "", false, harness.InstructionMatrix().Rows[0]},
 	} {
 		cfg, err := runConfig(io.Discard, io.Discard, tc.args)
 		if err != nil {
@@ -75,6 +77,9 @@ func TestSuiteThenFlags(t *testing.T) {
 			t.Errorf("%q: count %d, timeout %v, pairing %q, raw copy %v, rows %d; want %d, %v, %q, %v, %d",
 				tc.args, cfg.Count, cfg.Timeout, cfg.Pairing, cfg.RawCopy, cfg.Matrix.Rows[0], tc.count, tc.timeout, tc.pairing, tc.rawCopy, tc.rows)
 		}
+	}
+	if _, err := runConfig(io.Discard, io.Discard, []string{"--matrix", "huge"}); exitCode(err) != 2 {
+		t.Errorf("--matrix huge: %v, want a usage error", err)
 	}
 }
 
