@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/backfill-bench/backfill-bench/contract/rates"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 )
 
 // Dimension is one entry of the dimension table, the one place a matrix
@@ -346,7 +347,7 @@ func builtin() []Dimension {
 				}
 				return v == "on", nil
 			}, OnOff, func(c *Cell) *bool { return &c.Persist }, func(m *Matrix) *[]bool { return &m.Persist }),
-		str(Dimension{Name: "scan", Values: Scans, Help: "scan strategies, as RisingWave names them: snapshot (snapshot backfill, the default: one committed snapshot, then the upstream's change log, with barriers of its own), merged (no-shuffle backfill, deprecated: a pk-ordered merge of the actor's vnodes at every barrier) or per-vnode (arrangement backfill: each vnode on its own)"},
+		str(Dimension{Name: "scan", Values: Scans, Help: scankind.Help("snapshot")},
 			oneOf("scan", "scan", Scans), func(c *Cell) *string { return &c.Scan }, func(m *Matrix) *[]string { return &m.Scans }),
 		field(Dimension{Name: "barrier", Help: "barriers: intervals (100ms, time-driven, as a real system) or snapshot rows per epoch (50krows, work-driven: every run does identical work)"},
 			rates.ParseCadence, rates.Cadence.String, func(c *Cell) *rates.Cadence { return &c.Barrier }, func(m *Matrix) *[]rates.Cadence { return &m.Barriers }),

@@ -8,13 +8,14 @@ import (
 	"strings"
 
 	"github.com/backfill-bench/backfill-bench/contract/rates"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 )
 
-// Scans are the scan strategies the executor implements; the bench package's tests
-// check that the model has exactly these. In RisingWave's terms: merged is no-shuffle
-// backfill (deprecated, #25963), per-vnode arrangement backfill, snapshot snapshot
-// backfill (the default, #24116).
-var Scans = []string{"merged", "per-vnode", "snapshot"}
+// Scans are the names of the scan strategies the executor implements (ScanKinds);
+// the bench package's tests check that the model has exactly these. In RisingWave's
+// terms: merged is no-shuffle backfill (deprecated, #25963), per-vnode arrangement
+// backfill, snapshot snapshot backfill (the default, #24116).
+var Scans = scankind.Names()
 
 // Reads are the read modes of a scan reopened after a barrier (DESIGN §2.3); the
 // first is the default, left out of cell names.

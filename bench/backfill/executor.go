@@ -16,6 +16,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
 
@@ -33,10 +35,14 @@ const (
 	Snapshot
 )
 
-// Scans are the strategies' names, as ParseScan takes them.
-var Scans = []string{"merged", "per-vnode", "snapshot"}
+// Scans are the strategies' names, as ParseScan takes them: scankind.Kinds',
+// whose index is the Scan.
+var Scans = contract.Scans
 
 func (s Scan) String() string { return Scans[s] }
+
+// Kind is the strategy's entry in the table of scan kinds (its properties).
+func (s Scan) Kind() scankind.Kind { return scankind.Kinds[s] }
 
 // ParseScan returns the strategy named name.
 func ParseScan(name string) (Scan, error) { return parseName[Scan](Scans, "scan", name) }

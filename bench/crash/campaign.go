@@ -16,6 +16,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 )
 
 // CampaignConfig configures Campaign: how many random power losses, on which jobs.
@@ -63,8 +64,8 @@ func Campaign(ctx context.Context, cfg CampaignConfig) error {
 		if err != nil {
 			return fmt.Errorf("--scan: %w", err)
 		}
-		if scan == backfill.Snapshot {
-			return fmt.Errorf("--scan snapshot: recovery of a snapshot backfill is not modelled yet (pipeline.Recover refuses it); run the campaign with --scan merged,per-vnode")
+		if !scan.Kind().Recovers {
+			return fmt.Errorf("--scan %s: recovery of a %s is not modelled yet (pipeline.Recover refuses it); run the campaign with --scan %s", name, scan.Kind().Engine, strings.Join(scankind.Recoverable(), ","))
 		}
 		for _, persist := range cfg.Persist {
 			start := time.Now()

@@ -49,6 +49,7 @@ var steps = []step{
 	{"go test ./bench/pipeline (work-driven)", []string{"test", "-count=1", "-run", "TestProgressCheckCatchesSnapshotJob|TestCompositeKeyWorkloadEveryScan|TestWorkDrivenCadenceIsDeterministic", "./bench/pipeline"}},
 	jobStep("BenchmarkBackfill", "narrow", "merged"),
 	jobStep("BenchmarkBackfill", "narrow", "per-vnode"),
+	jobStep("BenchmarkBackfill", "narrow", "snapshot"),
 	jobStep("BenchmarkBackfill", "groups", "merged"),
 	jobStep("BenchmarkRecovery", "narrow", "merged"),
 	jobStep("BenchmarkRecovery", "narrow", "per-vnode"),

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -28,6 +29,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 	"github.com/backfill-bench/backfill-bench/bench/verify"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 	"github.com/backfill-bench/backfill-bench/workloads"
@@ -451,10 +453,10 @@ func Prepare(ctx context.Context, cfg Config) (*Job, error) {
 // cfg must be the stopped job's, except Par, Scan, Read and the hooks; a new Par
 // reassigns vnodes (the merged scan refuses it when an actor's vnodes disagree).
 func Recover(ctx context.Context, cfg Config) (*Job, error) {
-	if cfg.Scan == backfill.Snapshot {
+	if int(cfg.Scan) < len(backfill.Scans) && !cfg.Scan.Kind().Recovers {
 		// Its state (per-vnode progress, creating_epoch and the change log) is
 		// persisted, but resuming from it is not written yet.
-		return nil, errors.New("pipeline: recover: scan=snapshot cannot recover yet: its creating job commits apart from the upstream and resuming it (snapshot phase or log phase) is not modelled; run crash and recovery tests with scan=merged or per-vnode")
+		return nil, fmt.Errorf("pipeline: recover: scan=%s cannot recover yet: its creating job commits apart from the upstream and resuming it (snapshot phase or log phase) is not modelled; run crash and recovery tests with scan=%s", cfg.Scan, strings.Join(scankind.Recoverable(), " or "))
 	}
 	start := time.Now()
 	j, err := open(cfg, false)
@@ -789,7 +791,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		}
 	}
 	srcOuts, srcFinish := outs, (<-chan struct{})(finish)
-	if cfg.Scan == backfill.Snapshot {
+	if cfg.Scan.Kind().RunsCreatingJob {
 		cj := newCreatingJob(cfg.Par, first-1, gate != nil, cfg.CheckpointFrequency)
 		col.cj = cj
 		if gate != nil {

@@ -138,22 +138,23 @@ type Config struct {
 // New starts the check of a job's run, from its persisted state when it resumes
 // one. A scan it does not know is an error: no run goes unchecked.
 func New(cfg Config) (*Check, error) {
-	s := cfg.Schema
-	pc := &Check{schema: s, persist: cfg.Persist, merged: cfg.Scan == backfill.Merged, snapshot: cfg.Scan == backfill.Snapshot,
+	if cfg.Scan < 0 || int(cfg.Scan) >= len(backfill.Scans) {
+		return nil, fmt.Errorf("progress check: scan %d unknown: add it to scankind.Kinds", cfg.Scan)
+	}
+	s, kind := cfg.Schema, cfg.Scan.Kind()
+	// The kind's properties say what its state rows must be: one position per actor
+	// (merged) or per vnode, in the upstream's epochs or a creating job's.
+	pc := &Check{schema: s, persist: cfg.Persist, merged: kind.OnePositionPerActor, snapshot: kind.RunsCreatingJob,
 		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), pos: make([][]row.Datum, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
-	switch cfg.Scan {
-	case backfill.Merged, backfill.PerVnode:
-	case backfill.Snapshot:
+	if kind.RunsCreatingJob {
 		if cfg.Resume != nil {
-			return nil, errors.New("progress check: scan=snapshot cannot resume")
+			return nil, fmt.Errorf("progress check: scan=%s cannot resume", kind.Name)
 		}
 		if Enabled {
 			// The snapshot the creating job reads: the latest at its start.
 			pc.snap = cfg.Store.Latest()
 			pc.replayed = pc.snap.Epoch
 		}
-	default:
-		return nil, fmt.Errorf("progress check: scan %v unknown: teach bench/progresscheck what its state rows must be", cfg.Scan)
 	}
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/crash"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 )
 
 func runCrashTest(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -21,7 +22,7 @@ func runCrashTest(ctx context.Context, stdout, stderr io.Writer, args []string) 
 	fs.Int64Var(&cfg.Rows, "rows", 3000, "rows of each job's upstream table")
 	fs.IntVar(&cfg.Parallel, "parallel", runtime.GOMAXPROCS(0), "scenarios run at once")
 	var m contract.Matrix
-	m.Persist, m.Scans = []bool{true, false}, []string{"merged", "per-vnode"} // snapshot cannot recover yet
+	m.Persist, m.Scans = []bool{true, false}, scankind.Recoverable() // snapshot cannot recover yet
 	given := map[string]string{}
 	for _, d := range []string{"persist", "scan"} {
 		fs.Func(d, "comma-separated "+d+" values (default "+m.Get(d)+")", func(v string) error {
