@@ -36,6 +36,15 @@ func (m Measure) instructions(ctx context.Context) (*runner.Instructions, error)
 	return nil, fmt.Errorf("--measure %q: want time or instructions", m.By)
 }
 
+// buildEnv is what the go command's environment adds to build this measure's
+// bench binary: callgrind.BuildEnv when counting; nil for wall-clock time.
+func (s *measureSetup) buildEnv() []string {
+	if s == nil || s.instructions == nil {
+		return nil
+	}
+	return callgrind.BuildEnv()
+}
+
 // countedWith is how a side's results were counted: the distinct valgrind
 // versions and settings of its results, "" for results not counted.
 func countedWith(results []*benchfmt.Result) []string {
@@ -72,6 +81,6 @@ func checkCounts(base, head []*benchfmt.Result) (note string, err error) {
 		}
 		return "", fmt.Errorf("compare: instruction counts are comparable only under one valgrind version and one set of settings: base has %s, head has %s; measure both sides again with the same valgrind (--measure instructions)", say(b), say(h))
 	}
-	return fmt.Sprintf("measured by instructions: %s decides (with write-amp and job-allocs/op); each job's window (first barrier to last commit) counted under callgrind (%s). Wall-clock figures of these runs (under valgrind, one P, 20–50× slower) are in metrics.txt, not judged",
-		contract.UnitInstrPerRow, b[0]), nil
+	return fmt.Sprintf("measured by instructions: %s decides (with write-amp and job-allocs/op), each judged unpaired by Welch's t-test on the logs (counts have no round-to-round common noise); each job's window (first barrier to last commit) counted under callgrind (%s), Pebble's memtable skiplist apart (%s, not judged). Wall-clock figures of these runs (under valgrind, one P, 20–50× slower) are in metrics.txt, not judged",
+		contract.UnitInstrPerRow, b[0], contract.UnitSkiplistPerRow), nil
 }

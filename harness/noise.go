@@ -43,7 +43,7 @@ func Noise(ctx context.Context, cfg NoiseConfig) ([]spread.Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	binary, remove, err := benchBinary(ctx, cfg.logger(), checkout, dir, cfg.Binary)
+	binary, remove, err := benchBinary(ctx, cfg.logger(), checkout, dir, cfg.Binary, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -214,7 +214,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	}
 	side := runner.Side{Checkout: checkout, File: "results.txt"}
 	var remove func()
-	if side.Binary, remove, err = benchBinary(ctx, log, checkout, dir, cfg.Binary); err != nil {
+	if side.Binary, remove, err = benchBinary(ctx, log, checkout, dir, cfg.Binary, s.buildEnv()); err != nil {
 		return nil, err
 	}
 	defer remove()
@@ -294,13 +294,13 @@ func checkoutDir(ctx context.Context, src, out, kind string, force bool, command
 
 // benchBinary is the bench binary to run: binary if given, else one built from
 // the checkout into dir, which remove deletes.
-func benchBinary(ctx context.Context, log *slog.Logger, checkout testbed.Checkout, dir, binary string) (path string, remove func(), err error) {
+func benchBinary(ctx context.Context, log *slog.Logger, checkout testbed.Checkout, dir, binary string, env []string) (path string, remove func(), err error) {
 	if binary != "" {
 		return binary, func() {}, nil
 	}
 	path = filepath.Join(dir, "bench.test")
 	log.Info("building the bench binary", "src", checkout.Dir, "commit", checkout.Short())
-	if err := runner.BuildBench(ctx, checkout.Dir, path); err != nil {
+	if err := runner.BuildBench(ctx, checkout.Dir, path, env...); err != nil {
 		return "", nil, err
 	}
 	return path, func() { os.Remove(path) }, nil

@@ -148,7 +148,7 @@ func bindMatrix(fs *flag.FlagSet, m *harness.Measure) matrixFlags {
 	m.Timeout = runner.DefaultTimeout
 	fs.Var(positiveDuration{&m.Timeout}, "timeout", "a run taking longer than this `duration` is killed and recorded as failed")
 	fs.StringVar(&m.Src, "src", ".", "a `directory` in the backfill-bench checkout to build the benchmarks from")
-	fs.StringVar(&m.By, "measure", harness.MeasureTime, "what to measure: `time` (wall clock and CPU of each job) or instructions (each job's window counted under valgrind's callgrind: steady on a busy machine; needs valgrind, Linux on amd64 or arm64; the quick suite then has 30000 rows and 12 rounds)")
+	fs.StringVar(&m.By, "measure", harness.MeasureTime, "what to measure: `time` (wall clock and CPU of each job) or instructions (each job's window counted under valgrind's callgrind: steady on a busy machine; needs valgrind, Linux on amd64 or arm64; the quick suite is then one cell, mem narrow persist on at 30000 rows, 5 rounds)")
 	fs.StringVar(&m.Pairing, "pairing", "", "how the two runs of a pair (base and head; persist off and on) share the machine: `duet` (at once, each on half the CPUs, trading them every 20 ms: much less noise on a VM) or sequential (one after the other, each with all CPUs); default duet where the machine can pin processes to 2 CPUs, except for --matrix nightly and scale, whose absolute figures are of a job alone")
 	return given
 }

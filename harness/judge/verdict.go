@@ -238,6 +238,9 @@ type Options struct {
 	// CellThresholds override Thresholds for the cells they match (the last
 	// matching rule wins).
 	CellThresholds []CellThreshold
+	// Welch are the units judged unpaired by Welch's t-test on the logs (see welch),
+	// instead of the rank tests: instruction counts.
+	Welch []string
 }
 
 // Validate checks the options; the errors name the flags that set them.
@@ -444,7 +447,7 @@ func Judge(g *Grid, o Options) (*Verdict, error) {
 			}
 			compared[name] = true
 			f := Finding{Cell: name, Unit: t.Unit, Better: t.Better, Base: StatOf(base), Head: StatOf(head), Status: NotJudged, Exact: t.Exact}
-			se, floor, note := f.estimate(base, head)
+			se, floor, note := f.estimate(base, head, o.welchUnit(t.Unit))
 			if note != "" {
 				v.Notes = append(v.Notes, note)
 			}
@@ -660,8 +663,13 @@ func (w *warnings) list() []string {
 // estimate sets the change, its interval and p-value from CompareCells and
 // returns the standard error and floor of its test, for the detectable change.
 // The note says why rounds were compared unpaired, if they were.
-func (f *Finding) estimate(base, head *GridCell) (se, floor float64, note string) {
+func (f *Finding) estimate(base, head *GridCell, byWelch bool) (se, floor float64, note string) {
 	c := CompareCells(base, head)
+	if w, ok := welch(base, head); byWelch && ok {
+		if _, exact := compareExact(base, head); !exact {
+			c = w
+		}
+	}
 	f.Pairs, f.Delta, f.Lo, f.Hi, f.P, f.FromZero = c.Pairs, c.Delta, c.Lo, c.Hi, c.P, c.FromZero
 	if c.Unpaired != "" {
 		note = fmt.Sprintf("%s %s: %s", f.Cell, f.Unit, c.Unpaired)

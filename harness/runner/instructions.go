@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -26,11 +27,26 @@ func globOr(pattern string) []string {
 	return m
 }
 
+// inSkiplist selects the functions of Pebble's memtable skiplist, whose work
+// is counted apart: its node heights come from a generator the Go runtime seeds per
+// process (Valgrind gives every run fresh seed bytes), so how many levels and
+// keys its inserts and searches visit varies from run to run.
+func inSkiplist(fn string) bool { return strings.Contains(fn, "/internal/arenaskl.") }
+
+// skiplistHelpers are the functions the skiplist calls whose instructions vary
+// with its node heights (the key compares, callers first): a share of theirs
+// goes with the skiplist's, by the share of their calls it made.
+func skiplistHelpers() []string {
+	return []string{"bytes.Compare", "internal/bytealg.Compare", "cmpbody"}
+}
+
 // addInstructions adds the job window's instructions per row and per barrier to
 // the job's results, from its callgrind output and its trace (the rows and
-// barriers of its job).
+// barriers of its job): without those of the memtable skiplist, which are added
+// apart per row (not judged).
 func addInstructions(o *outcome, callgrindOut string) error {
-	total, windows, err := callgrind.ReadWindows(callgrindOut)
+	all, skiplist, windows, err := callgrind.ReadWindowsApart(callgrindOut, inSkiplist, skiplistHelpers())
+	total := float64(all) - skiplist
 	if err != nil {
 		return err
 	}
@@ -53,14 +69,15 @@ func addInstructions(o *outcome, callgrindOut string) error {
 		return fmt.Errorf("trace %s: %d rows and %d barriers: nothing to count instructions per", o.trace, rows, barriers)
 	}
 	units := contract.UnitMap()
-	for _, unit := range []string{contract.UnitInstrPerRow, contract.UnitInstrPerBarrier} {
+	for _, unit := range []string{contract.UnitInstrPerRow, contract.UnitInstrPerBarrier, contract.UnitSkiplistPerRow} {
 		k := benchfmt.UnitMetadataKey{Unit: unit, Key: "better"}
 		o.units[k] = units[k]
 	}
 	for _, r := range o.results {
 		r.Values = append(r.Values,
-			benchfmt.Value{Value: float64(total) / float64(rows), Unit: contract.UnitInstrPerRow},
-			benchfmt.Value{Value: float64(total) / float64(barriers), Unit: contract.UnitInstrPerBarrier})
+			benchfmt.Value{Value: total / float64(rows), Unit: contract.UnitInstrPerRow},
+			benchfmt.Value{Value: total / float64(barriers), Unit: contract.UnitInstrPerBarrier},
+			benchfmt.Value{Value: skiplist / float64(rows), Unit: contract.UnitSkiplistPerRow})
 	}
 	return nil
 }

@@ -134,7 +134,9 @@ func (j Job) Run(ctx context.Context) error {
 // BuildBench compiles the bench package's test binary of the checkout at dir. The
 // go command's work directory goes into a temporary directory of ours (GOTMPDIR),
 // removed afterwards however the build ends: an interrupted go leaves its own.
-func BuildBench(ctx context.Context, dir, out string) error {
+// env adds to the go command's environment (callgrind.BuildEnv for a counted
+// binary).
+func BuildBench(ctx context.Context, dir, out string, env ...string) error {
 	tmp, err := os.MkdirTemp("", "backfill-bench-gotmp-")
 	if err != nil {
 		return err
@@ -145,7 +147,7 @@ func BuildBench(ctx context.Context, dir, out string) error {
 	defer p.Close()
 	p.Cmd = exec.CommandContext(p.ctx, "go", "test", "-c", "-o", out, "./bench/")
 	p.Dir = dir
-	p.Env = append(os.Environ(), "GOTMPDIR="+tmp)
+	p.Env = append(append(os.Environ(), "GOTMPDIR="+tmp), env...)
 	inGroup(p.Cmd, p.groupCancel)
 	if msg, err := p.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the bench binary in %s: %v\n%s", dir, err, msg)

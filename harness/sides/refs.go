@@ -11,6 +11,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
+	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
 // Refs are two refs built into bench binaries, whose rounds run into a
@@ -31,6 +32,10 @@ type Refs struct {
 // an error.
 func Build(ctx context.Context, log *slog.Logger, checkout testbed.Checkout, dir string, pass func(name string) runner.PassConfig, specs ...Spec) (*Refs, error) {
 	r := &Refs{dir: dir, pass: pass}
+	var env []string // a counted pass's binaries are built as callgrind.BuildEnv says
+	if pass("").Instructions != nil {
+		env = callgrind.BuildEnv()
+	}
 	for i, spec := range specs {
 		label := []string{judge.SideBase, judge.SideHead}[i]
 		s := runner.Side{Label: label, Checkout: checkout, Binary: filepath.Join(dir, label+".test")}
@@ -45,7 +50,7 @@ func Build(ctx context.Context, log *slog.Logger, checkout testbed.Checkout, dir
 			}
 		}
 		log.Info("building the bench binary", "side", label, "ref", spec.Label(), "commit", s.Checkout.Short())
-		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary); err != nil {
+		if err := runner.BuildBench(ctx, s.Checkout.Dir, s.Binary, env...); err != nil {
 			return r, &testbed.BuildError{Side: spec.Label(), Err: err}
 		}
 		r.sides = append(r.sides, s)

@@ -190,3 +190,77 @@ fn=(1)
 		}
 	}
 }
+
+// TestWithin: a selection's instructions are its functions' own (at any recursion
+// depth) and the share of its helpers' own instructions that its calls made,
+// through other helpers too, never the inclusive costs of calls.
+func TestWithin(t *testing.T) {
+	text := `events: Ir
+fn=(1) outer
+1 50
+cfn=(2) sk.insert
+calls=1 1
+1 9999
+cfn=(3) cmp
+calls=1 1
+1 9999
+fn=(2)
+1 100
+cfn=(3)
+calls=3 1
+1 9999
+cfn=(4) runtime.morestack
+calls=1 1
+1 9999
+cfn=(5) sk.insert'2
+calls=1 1
+1 9999
+fn=(5)
+1 20
+fn=(3)
+1 40
+cfn=(6) cmpbody
+calls=4 1
+1 9999
+fn=(6)
+1 400
+fn=(7) other
+cfn=(6)
+calls=4 1
+1 9999
+`
+	name := filepath.Join(t.TempDir(), "callgrind.out")
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadCosts(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := func(fn string) bool { return strings.HasPrefix(fn, "sk.") }
+	for _, tc := range []struct {
+		name    string
+		helpers []string
+		want    float64
+	}{
+		// cmp: 3 of its 4 calls from sk; cmpbody: 4 of its 8 calls from cmp,
+		// so 3 of 8 from sk.
+		{"own and helpers' shares", []string{"cmp", "cmpbody"}, 100 + 20 + 40*3.0/4 + 400*3.0/8},
+		{"own only", nil, 100 + 20},
+		{"helpers out of order", []string{"cmpbody", "cmp"}, 100 + 20 + 40*3.0/4},
+	} {
+		if got := c.Within(in, tc.helpers); got != tc.want {
+			t.Errorf("%s: %g, want %g (costs %+v)", tc.name, got, tc.want, c)
+		}
+	}
+}
+
+func TestUnrecursed(t *testing.T) {
+	for in, want := range map[string]string{
+		"f'2": "f", "f": "f", "a.(*T).m'13": "a.(*T).m", "x'": "x'", "it's": "it's",
+	} {
+		if got := Unrecursed(in); got != want {
+			t.Errorf("Unrecursed(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
