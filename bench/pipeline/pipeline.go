@@ -21,6 +21,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/creatingjob"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/progresscheck"
 	"github.com/backfill-bench/backfill-bench/bench/row"
@@ -792,14 +793,14 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	srcOuts, srcFinish := outs, (<-chan struct{})(finish)
 	if cfg.Scan.Kind().RunsCreatingJob {
-		cj := newCreatingJob(cfg.Par, first-1, gate != nil, cfg.CheckpointFrequency)
+		cj := creatingjob.New(cfg.Par, first-1, gate != nil, cfg.CheckpointFrequency)
 		col.cj = cj
 		if gate != nil {
-			gate.SetAfterScans(cj.afterScans)
-			cj.wakeGate = gate.Wake
+			gate.SetAfterScans(cj.AfterScans)
+			cj.SetWakeGate(gate.Wake)
 		}
-		srcOuts, srcFinish = make([]chan<- stream.Message, cfg.Par), cj.finish
-		defer context.AfterFunc(ctx, func() { cj.mu.Lock(); cj.cond.Broadcast(); cj.mu.Unlock() })()
+		srcOuts, srcFinish = make([]chan<- stream.Message, cfg.Par), cj.Finish()
+		defer context.AfterFunc(ctx, cj.Wake)()
 		for a := range cfg.Par {
 			tapIn := make(chan stream.Message, 16)
 			srcOuts[a] = tapIn
@@ -810,9 +811,9 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			wg.Add(2)
 			go func() {
 				defer wg.Done()
-				fail(cj.tap(ctx, a, j.store.DB, j.wl.Schema(), cfg.Vnodes, tapIn, col.deliverLog))
+				fail(cj.Tap(ctx, a, j.store.DB, j.wl.Schema(), cfg.Vnodes, tapIn, col.deliverLog))
 			}()
-			go func() { defer wg.Done(); fail(cj.boxes[a].feed(ctx, inputs[a], delay)) }()
+			go func() { defer wg.Done(); fail(cj.Feed(ctx, a, inputs[a], delay)) }()
 		}
 	}
 	for a := 0; a < cfg.Par; a++ {
@@ -959,10 +960,12 @@ type collector struct {
 	firstCommit time.Time
 	finalEpoch  uint64
 	finalCommit time.Time
-	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
-	record      EpochRecorder // nil: not recording
-	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
-	progress    *progresscheck.Check
+	uploads     []epochUpload    // checkpoints' uploads in the background, in commit order
+	record      EpochRecorder    // nil: not recording
+	cj          *creatingjob.Job // snapshot scan: the creating job's control (nil: a coupled scan)
+	// creatingPending is the creating work not yet in an upstream epoch's trace.
+	creatingPending EpochTrace
+	progress        *progresscheck.Check
 
 	window *callgrind.Window // the job's callgrind window: closed at the final commit
 }
@@ -1000,15 +1003,15 @@ func (c *collector) deliverSource(ctx context.Context, e source.Epoch) error {
 type pending struct {
 	source *source.Epoch
 	actors []backfill.Part
-	logs   []logPart // snapshot scan: the change log, from each tap
+	logs   []creatingjob.LogPart // snapshot scan: the change log, from each tap
 }
 
-func (c *collector) deliverLog(ctx context.Context, l logPart) error {
+func (c *collector) deliverLog(ctx context.Context, l creatingjob.LogPart) error {
 	select {
 	case c.parts <- l:
 		return nil
 	case <-ctx.Done():
-		l.batch.Close()
+		l.Batch.Close()
 		return context.Cause(ctx)
 	}
 }
@@ -1023,9 +1026,7 @@ func (c *collector) ready(e uint64, pe *pending) bool {
 	if c.cj == nil {
 		return len(pe.actors) >= c.par
 	}
-	c.cj.mu.Lock()
-	coupled := c.cj.coupled(e)
-	c.cj.mu.Unlock()
+	coupled := c.cj.Coupled(e)
 	return len(pe.logs) >= c.par && (!coupled || len(pe.actors) >= c.par)
 }
 
@@ -1041,15 +1042,11 @@ func (c *collector) run(ctx context.Context) error {
 				a.Close()
 			}
 			for _, l := range p.logs {
-				l.batch.Close()
+				l.Batch.Close()
 			}
 		}
 		if c.cj != nil {
-			for _, ps := range c.cj.parts {
-				for _, p := range ps {
-					p.Close()
-				}
-			}
+			c.cj.Close()
 		}
 	}()
 	next := c.store.Committed()
@@ -1077,8 +1074,8 @@ func (c *collector) run(ctx context.Context) error {
 			epoch = p.Barrier.Epoch.Curr
 			pe := getPending(byEpoch, epoch)
 			pe.actors = append(pe.actors, p)
-		case logPart:
-			pe := getPending(byEpoch, p.epoch)
+		case creatingjob.LogPart:
+			pe := getPending(byEpoch, p.Epoch)
 			pe.logs = append(pe.logs, p)
 		}
 		for {
@@ -1098,7 +1095,7 @@ func (c *collector) run(ctx context.Context) error {
 				return errJobDone
 			}
 			if c.cj != nil {
-				c.cj.upstreamCommitted(next)
+				c.cj.UpstreamCommitted(next)
 			}
 			next++
 		}
@@ -1157,9 +1154,9 @@ func (c *collector) epochBatch(pe *pending) (*pebble.Batch, error) {
 	for _, a := range pe.actors {
 		parts = append(parts, a.State)
 	}
-	slices.SortFunc(pe.logs, func(a, b logPart) int { return cmp.Compare(a.actor, b.actor) })
+	slices.SortFunc(pe.logs, func(a, b creatingjob.LogPart) int { return cmp.Compare(a.Actor, b.Actor) })
 	for _, l := range pe.logs { // table ids: the log's is the last
-		parts = append(parts, l.batch)
+		parts = append(parts, l.Batch)
 	}
 	size := 0
 	for _, p := range parts {
@@ -1205,9 +1202,9 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	if c.cj != nil {
 		for _, l := range pe.logs {
-			c.res.Logical.Log += l.bytes
+			c.res.Logical.Log += l.Bytes
 		}
-		c.cj.takePending(&tr)
+		c.takePending(&tr)
 	}
 	ev := Event{Epoch: epoch, Checkpoint: bar.Checkpoint, Final: bar.Final, FinishedActors: finished, SnapshotRows: c.res.SnapshotRows + tr.SnapshotRows}
 	if c.onEvent != nil {
