@@ -24,6 +24,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/creatingjob"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/progresscheck"
+	"github.com/backfill-bench/backfill-bench/bench/ratestep"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
@@ -752,17 +753,17 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		gate = source.NewGate(cfg.Par, cfg.BarrierRows)
 		onFull = gate.Full
 	}
-	var stepper *rateStepper
+	var stepper *ratestep.Stepper
 	var rateChange func() (float64, bool) // nil: the limits stay
 	if cfg.SnapshotRateStep.Set() {
-		stepper = &rateStepper{step: cfg.SnapshotRateStep}
-		stepper.start()
-		defer stepper.stop()
-		rateChange = stepper.change
+		stepper = ratestep.New(cfg.SnapshotRateStep)
+		stepper.Start()
+		defer stepper.Stop()
+		rateChange = stepper.Change
 	}
 	onEmit := func(n int) {
 		if stepper != nil {
-			stepper.onEmit(n)
+			stepper.OnEmit(n)
 		}
 		if firstEmit.Load() == 0 {
 			firstEmit.CompareAndSwap(0, max(1, int64(time.Since(start))))
