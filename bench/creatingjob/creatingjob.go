@@ -135,10 +135,10 @@ type LogPart struct {
 	Rows  int64
 }
 
-// Tap stands between the router and actor a: it writes the change log of what the
+// tap stands between the router and actor a: it writes the change log of what the
 // upstream sends the actor and, until the join, hands the actor only its creating
 // barriers; from the join on, everything.
-func (cj *Job) Tap(ctx context.Context, a int, db *pebble.DB, schema *row.Schema, vnodes int, in <-chan stream.Message, deliver func(context.Context, LogPart) error) error {
+func (cj *Job) tap(ctx context.Context, a int, db *pebble.DB, schema *row.Schema, vnodes int, in <-chan stream.Message, deliver func(context.Context, LogPart) error) error {
 	vnoder := storage.NewVnoder(schema, vnodes)
 	w := &storage.Writes{}
 	var held []*stream.Chunk
@@ -394,9 +394,33 @@ func (cj *Job) Wake() {
 	cj.mu.Unlock()
 }
 
-// Feed moves actor a's messages to out (see mailbox.feed).
-func (cj *Job) Feed(ctx context.Context, a int, out chan<- stream.Message, delay func(*stream.Barrier)) error {
-	return cj.boxes[a].feed(ctx, out, delay)
+// Actors is what Start wires the creating job's actors to.
+type Actors struct {
+	DB      *pebble.DB
+	Schema  *row.Schema
+	Vnodes  int
+	Inputs  []chan stream.Message              // each actor's input
+	Delay   func(actor int, b *stream.Barrier) // before a creating barrier goes out (nil: none)
+	Deliver func(context.Context, LogPart) error
+	Fail    func(error) // a tap's or a feed's error
+}
+
+// Start runs, on wg, a tap and a mailbox feed per actor, and returns the taps'
+// inputs, for the source.
+func (cj *Job) Start(ctx context.Context, wg *sync.WaitGroup, w Actors) []chan<- stream.Message {
+	outs := make([]chan<- stream.Message, cj.par)
+	for a := range cj.par {
+		in := make(chan stream.Message, 16)
+		outs[a] = in
+		var delay func(*stream.Barrier)
+		if w.Delay != nil {
+			delay = func(b *stream.Barrier) { w.Delay(a, b) }
+		}
+		wg.Add(2)
+		go func() { defer wg.Done(); w.Fail(cj.tap(ctx, a, w.DB, w.Schema, w.Vnodes, in, w.Deliver)) }()
+		go func() { defer wg.Done(); w.Fail(cj.boxes[a].feed(ctx, w.Inputs[a], delay)) }()
+	}
+	return outs
 }
 
 // Coupled reports whether the actors get upstream epoch e itself.

@@ -800,22 +800,12 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			gate.SetAfterScans(cj.AfterScans)
 			cj.SetWakeGate(gate.Wake)
 		}
-		srcOuts, srcFinish = make([]chan<- stream.Message, cfg.Par), cj.Finish()
+		srcFinish = cj.Finish()
 		defer context.AfterFunc(ctx, cj.Wake)()
-		for a := range cfg.Par {
-			tapIn := make(chan stream.Message, 16)
-			srcOuts[a] = tapIn
-			var delay func(*stream.Barrier)
-			if cfg.CreatingDelay != nil {
-				delay = func(b *stream.Barrier) { cfg.CreatingDelay(a, b) }
-			}
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				fail(cj.Tap(ctx, a, j.store.DB, j.wl.Schema(), cfg.Vnodes, tapIn, col.deliverLog))
-			}()
-			go func() { defer wg.Done(); fail(cj.Feed(ctx, a, inputs[a], delay)) }()
-		}
+		srcOuts = cj.Start(ctx, &wg, creatingjob.Actors{
+			DB: j.store.DB, Schema: j.wl.Schema(), Vnodes: cfg.Vnodes, Inputs: inputs,
+			Delay: cfg.CreatingDelay, Deliver: col.deliverLog, Fail: fail,
+		})
 	}
 	for a := 0; a < cfg.Par; a++ {
 		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
