@@ -21,8 +21,10 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
+	"github.com/backfill-bench/backfill-bench/bench/creatingjob"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/progresscheck"
+	"github.com/backfill-bench/backfill-bench/bench/ratestep"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/source"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
@@ -751,17 +753,17 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		gate = source.NewGate(cfg.Par, cfg.BarrierRows)
 		onFull = gate.Full
 	}
-	var stepper *rateStepper
+	var stepper *ratestep.Stepper
 	var rateChange func() (float64, bool) // nil: the limits stay
 	if cfg.SnapshotRateStep.Set() {
-		stepper = &rateStepper{step: cfg.SnapshotRateStep}
-		stepper.start()
-		defer stepper.stop()
-		rateChange = stepper.change
+		stepper = ratestep.New(cfg.SnapshotRateStep)
+		stepper.Start()
+		defer stepper.Stop()
+		rateChange = stepper.Change
 	}
 	onEmit := func(n int) {
 		if stepper != nil {
-			stepper.onEmit(n)
+			stepper.OnEmit(n)
 		}
 		if firstEmit.Load() == 0 {
 			firstEmit.CompareAndSwap(0, max(1, int64(time.Since(start))))
@@ -792,28 +794,18 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 	}
 	srcOuts, srcFinish := outs, (<-chan struct{})(finish)
 	if cfg.Scan.Kind().RunsCreatingJob {
-		cj := newCreatingJob(cfg.Par, first-1, gate != nil, cfg.CheckpointFrequency)
+		cj := creatingjob.New(cfg.Par, first-1, gate != nil, cfg.CheckpointFrequency)
 		col.cj = cj
 		if gate != nil {
-			gate.SetAfterScans(cj.afterScans)
-			cj.wakeGate = gate.Wake
+			gate.SetAfterScans(cj.AfterScans)
+			cj.SetWakeGate(gate.Wake)
 		}
-		srcOuts, srcFinish = make([]chan<- stream.Message, cfg.Par), cj.finish
-		defer context.AfterFunc(ctx, func() { cj.mu.Lock(); cj.cond.Broadcast(); cj.mu.Unlock() })()
-		for a := range cfg.Par {
-			tapIn := make(chan stream.Message, 16)
-			srcOuts[a] = tapIn
-			var delay func(*stream.Barrier)
-			if cfg.CreatingDelay != nil {
-				delay = func(b *stream.Barrier) { cfg.CreatingDelay(a, b) }
-			}
-			wg.Add(2)
-			go func() {
-				defer wg.Done()
-				fail(cj.tap(ctx, a, j.store.DB, j.wl.Schema(), cfg.Vnodes, tapIn, col.deliverLog))
-			}()
-			go func() { defer wg.Done(); fail(cj.boxes[a].feed(ctx, inputs[a], delay)) }()
-		}
+		srcFinish = cj.Finish()
+		defer context.AfterFunc(ctx, cj.Wake)()
+		srcOuts = cj.Start(ctx, &wg, creatingjob.Actors{
+			DB: j.store.DB, Schema: j.wl.Schema(), Vnodes: cfg.Vnodes, Inputs: inputs,
+			Delay: cfg.CreatingDelay, Deliver: col.deliverLog, Fail: fail,
+		})
 	}
 	for a := 0; a < cfg.Par; a++ {
 		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
@@ -959,10 +951,12 @@ type collector struct {
 	firstCommit time.Time
 	finalEpoch  uint64
 	finalCommit time.Time
-	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
-	record      EpochRecorder // nil: not recording
-	cj          *creatingJob  // snapshot scan: the creating job's control (nil: a coupled scan)
-	progress    *progresscheck.Check
+	uploads     []epochUpload    // checkpoints' uploads in the background, in commit order
+	record      EpochRecorder    // nil: not recording
+	cj          *creatingjob.Job // snapshot scan: the creating job's control (nil: a coupled scan)
+	// creatingPending is the creating work not yet in an upstream epoch's trace.
+	creatingPending EpochTrace
+	progress        *progresscheck.Check
 
 	window *callgrind.Window // the job's callgrind window: closed at the final commit
 }
@@ -1000,15 +994,15 @@ func (c *collector) deliverSource(ctx context.Context, e source.Epoch) error {
 type pending struct {
 	source *source.Epoch
 	actors []backfill.Part
-	logs   []logPart // snapshot scan: the change log, from each tap
+	logs   []creatingjob.LogPart // snapshot scan: the change log, from each tap
 }
 
-func (c *collector) deliverLog(ctx context.Context, l logPart) error {
+func (c *collector) deliverLog(ctx context.Context, l creatingjob.LogPart) error {
 	select {
 	case c.parts <- l:
 		return nil
 	case <-ctx.Done():
-		l.batch.Close()
+		l.Batch.Close()
 		return context.Cause(ctx)
 	}
 }
@@ -1023,9 +1017,7 @@ func (c *collector) ready(e uint64, pe *pending) bool {
 	if c.cj == nil {
 		return len(pe.actors) >= c.par
 	}
-	c.cj.mu.Lock()
-	coupled := c.cj.coupled(e)
-	c.cj.mu.Unlock()
+	coupled := c.cj.Coupled(e)
 	return len(pe.logs) >= c.par && (!coupled || len(pe.actors) >= c.par)
 }
 
@@ -1041,15 +1033,11 @@ func (c *collector) run(ctx context.Context) error {
 				a.Close()
 			}
 			for _, l := range p.logs {
-				l.batch.Close()
+				l.Batch.Close()
 			}
 		}
 		if c.cj != nil {
-			for _, ps := range c.cj.parts {
-				for _, p := range ps {
-					p.Close()
-				}
-			}
+			c.cj.Close()
 		}
 	}()
 	next := c.store.Committed()
@@ -1077,8 +1065,8 @@ func (c *collector) run(ctx context.Context) error {
 			epoch = p.Barrier.Epoch.Curr
 			pe := getPending(byEpoch, epoch)
 			pe.actors = append(pe.actors, p)
-		case logPart:
-			pe := getPending(byEpoch, p.epoch)
+		case creatingjob.LogPart:
+			pe := getPending(byEpoch, p.Epoch)
 			pe.logs = append(pe.logs, p)
 		}
 		for {
@@ -1098,7 +1086,7 @@ func (c *collector) run(ctx context.Context) error {
 				return errJobDone
 			}
 			if c.cj != nil {
-				c.cj.upstreamCommitted(next)
+				c.cj.UpstreamCommitted(next)
 			}
 			next++
 		}
@@ -1157,9 +1145,9 @@ func (c *collector) epochBatch(pe *pending) (*pebble.Batch, error) {
 	for _, a := range pe.actors {
 		parts = append(parts, a.State)
 	}
-	slices.SortFunc(pe.logs, func(a, b logPart) int { return cmp.Compare(a.actor, b.actor) })
+	slices.SortFunc(pe.logs, func(a, b creatingjob.LogPart) int { return cmp.Compare(a.Actor, b.Actor) })
 	for _, l := range pe.logs { // table ids: the log's is the last
-		parts = append(parts, l.batch)
+		parts = append(parts, l.Batch)
 	}
 	size := 0
 	for _, p := range parts {
@@ -1205,9 +1193,9 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	}
 	if c.cj != nil {
 		for _, l := range pe.logs {
-			c.res.Logical.Log += l.bytes
+			c.res.Logical.Log += l.Bytes
 		}
-		c.cj.takePending(&tr)
+		c.takePending(&tr)
 	}
 	ev := Event{Epoch: epoch, Checkpoint: bar.Checkpoint, Final: bar.Final, FinishedActors: finished, SnapshotRows: c.res.SnapshotRows + tr.SnapshotRows}
 	if c.onEvent != nil {
