@@ -16,6 +16,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/harness/pprofdiff"
 	"github.com/backfill-bench/backfill-bench/harness/stats"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // Status is what a finding says about its (cell, metric) pair.
@@ -306,10 +307,10 @@ func Compare(base, head Side, units benchfmt.UnitMetadataMap, o Options) (*Verdi
 	}
 	v.Notes = append(v.Notes, contract.DirectionConflicts(units)...)
 	if o.AcrossMachines {
-		v.Notes = append(v.Notes, "compared across machines (--across-machines): base "+machinesOf(base.Results)+", head "+machinesOf(head.Results)+"; differences may be the machines'")
+		v.Notes = append(v.Notes, "compared across machines (--across-machines): base "+testbed.MachinesOf(base.Results)+", head "+testbed.MachinesOf(head.Results)+"; differences may be the machines'")
 	}
 	if len(v.Findings) == 0 && len(base.Results) > 0 && len(head.Results) > 0 {
-		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides (base has %s; head has %s)%s", unitsOf(g, SideBase), unitsOf(g, SideHead), configDiff(base.Results, head.Results))
+		return nil, nil, fmt.Errorf("compare: no cell and metric is on both sides (base has %s; head has %s)%s", unitsOf(g, SideBase), unitsOf(g, SideHead), testbed.ConfigDiff(base.Results, head.Results))
 	}
 	return v, g, nil
 }
@@ -329,53 +330,6 @@ func unitsOf(g *Grid, side string) string {
 		}
 	}
 	return orNone(out)
-}
-
-// machinesOf lists the machine fingerprints of results.
-func machinesOf(rs []*benchfmt.Result) string {
-	var seen []string
-	for _, r := range rs {
-		if m := r.GetConfig(contract.ConfigMachine); !slices.Contains(seen, m) {
-			seen = append(seen, m)
-		}
-	}
-	return strings.Join(seen, " ")
-}
-
-// configDiff names the configuration keys, not ignored by a comparison, whose
-// values differ between the two sides.
-func configDiff(base, head []*benchfmt.Result) string {
-	ignored := strings.Split(contract.CompareIgnore, ",")
-	values := func(rs []*benchfmt.Result) map[string]map[string]bool {
-		out := map[string]map[string]bool{}
-		for _, r := range rs {
-			for _, c := range r.Config {
-				if c.File && !slices.Contains(ignored, c.Key) {
-					if out[c.Key] == nil {
-						out[c.Key] = map[string]bool{}
-					}
-					out[c.Key][string(c.Value)] = true
-				}
-			}
-		}
-		return out
-	}
-	b, h := values(base), values(head)
-	var diffs []string
-	for _, k := range slices.Sorted(maps.Keys(b)) {
-		bv, hv := slices.Sorted(maps.Keys(b[k])), slices.Sorted(maps.Keys(h[k]))
-		if !slices.Equal(bv, hv) {
-			diffs = append(diffs, fmt.Sprintf("%s: %s in base, %s in head", k, strings.Join(bv, " "), orNone(hv)))
-		}
-	}
-	if len(diffs) == 0 {
-		return ""
-	}
-	msg := "; their configurations differ (" + strings.Join(diffs, "; ") + ")"
-	if b[contract.ConfigMachine] != nil && !slices.Equal(slices.Sorted(maps.Keys(b[contract.ConfigMachine])), slices.Sorted(maps.Keys(h[contract.ConfigMachine]))) {
-		msg += ": results of different machines are not comparable; measure both sides on one machine, or pass --across-machines"
-	}
-	return msg
 }
 
 func orNone(v []string) string {
