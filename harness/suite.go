@@ -135,14 +135,15 @@ const ScaleCount = MinCount
 // interval of a median.
 const MinCount = 6
 
-// QuickCount is the quick suite's default number of rounds. With the snapshot scan
-// (three times the epochs: its change-log replay) and the hummock cells (whose
-// compactions cost ~13–18 s a job), a round of the quick suite takes ~36 s in a duet
-// on 2 cores, so 16 rounds take ~11 minutes (make bench: 11 min 1 s measured). On mem alone, 48 rounds had put the
-// on-vs-off intervals of steady rows/s and CPU per row within ±0.6–0.8 % and the
-// barrier p50's within ±1.1–1.5 % (24 rounds: ±1.0–1.2 %, ±2.0–2.9 %); 16 rounds
-// give wider ones, and `--count 48 --profile mem` the old precision.
-const QuickCount = 16
+// QuickCount is the quick suite's default number of rounds. Since hummock's
+// compactions became serial (each checkpoint's commit runs them to completion, so
+// its bytes repeat exactly), a round of the quick suite takes ~98 s in duets on 2
+// cores (measured: go run ./cmd/benchrun run --count 2, 3 min 26 s with the build:
+// mem pairs 2–4 s, hummock narrow 23–33 s, hummock bid 62–66 s), so 8 rounds, two
+// more than benchstat's fewest for a 95 % interval, keep make bench near a quarter
+// of an hour. `--profile mem --count 48` gives the mem cells' old precision
+// (on-vs-off intervals of steady rows/s and CPU per row within ±0.6–0.8 %).
+const QuickCount = 8
 
 // NightlyMatrix is the matrix that guards main: the quick suite's cells (work-driven
 // barriers, so every night does the same work) on every profile marked nightly and

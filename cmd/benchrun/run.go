@@ -76,7 +76,7 @@ func runConfig(stdout, stderr io.Writer, args []string) (harness.RunConfig, erro
 	cfg := harness.RunConfig{Output: output(stdout, stderr)}
 	given := bindMatrix(fs, &cfg.Measure)
 	base := fs.String("matrix", "quick", "the suite whose matrix the dimension flags change and whose defaults the other flags override: quick (the default), nightly, scale (10⁵ to 10⁸ rows, for benchrun fit), or pr, noise and instructions (compare's, noise's and --measure instructions')")
-	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 16 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
+	fs.IntVar(&cfg.Count, "count", 0, "rounds: runs of every cell, interleaved (default 8 for the quick suite, 6 for nightly and scale: the fewest for a 95 % interval)")
 	fs.StringVar(&cfg.Out, "out", "", "results `directory` (default results/runs/<UTC time>-<commit>); it must be new or empty")
 	fs.BoolVar(&cfg.Force, "force", false, "replace the results directory --out names if it holds an earlier run's output")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print the plan and exit")
