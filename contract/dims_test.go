@@ -2,40 +2,21 @@ package contract_test
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/contracttest"
 )
-
-// colour is the test dimension: one table entry, as README's "Adding a dimension"
-// says, with no engine code behind it.
-func colour(t *testing.T) {
-	t.Helper()
-	remove, err := contract.NewDimension(contract.Dimension{
-		Name: "colour", Default: "red", Help: "test colours: red (the default) or blue",
-		Parse: func(v string) (string, error) {
-			if v != "red" && v != "blue" {
-				return "", fmt.Errorf("colour %q: want red or blue", v)
-			}
-			return v, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(remove)
-}
 
 // TestNewDimension: a dimension added to the table is a flag of the bench binary,
 // a key of names before par (left out at its default, so old names stay), parses
 // back, is an argument of the bench binary away from its default, and crosses in a
 // matrix.
 func TestNewDimension(t *testing.T) {
-	colour(t)
+	contracttest.Colour(t)
 	if _, err := contract.NewDimension(contract.Dimension{Name: "colour", Default: "x", Parse: func(v string) (string, error) { return v, nil }}); err == nil {
 		t.Error("a second colour dimension: no error")
 	}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
 
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/contracttest"
 	"github.com/backfill-bench/backfill-bench/harness"
 )
 
@@ -15,19 +15,7 @@ import (
 // benchrun's run, compare and nightly, checked by its parser, and applied to the
 // matrix.
 func TestNewDimensionIsAFlag(t *testing.T) {
-	remove, err := contract.NewDimension(contract.Dimension{
-		Name: "colour", Default: "red", Help: "test colours",
-		Parse: func(v string) (string, error) {
-			if v != "red" && v != "blue" {
-				return "", fmt.Errorf("colour %q: want red or blue", v)
-			}
-			return v, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(remove)
+	contracttest.Colour(t)
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var m harness.Measure

@@ -2,32 +2,20 @@ package runner
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/contracttest"
 )
 
 // TestNewDimensionInPlanAndShards: a dimension added to the contract's table (and
 // nothing else) is in the dry-run plan's cell names and bench arguments, and
 // shards split its values while each persist pair stays on one shard.
 func TestNewDimensionInPlanAndShards(t *testing.T) {
-	remove, err := contract.NewDimension(contract.Dimension{
-		Name: "colour", Default: "red", Help: "test colours",
-		Parse: func(v string) (string, error) {
-			if v != "red" && v != "blue" {
-				return "", fmt.Errorf("colour %q: want red or blue", v)
-			}
-			return v, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(remove)
+	contracttest.Colour(t)
 	set, err := profile.NewSet(nil)
 	if err != nil {
 		t.Fatal(err)
