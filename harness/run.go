@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 			return nil, err
 		}
 		if cfg.RawCopy {
-			writeBaselinePlan(cfg.Stdout, cells, cfg.Count)
+			writeBaselinePlan(cfg.Stdout, s.profiles, cells, cfg.Count)
 		}
 		if len(impossible)+len(skipped) > 0 {
 			fmt.Fprintln(cfg.Stdout)
@@ -450,12 +450,13 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 }
 
 // writeBaselinePlan says which baselines run after the cells.
-func writeBaselinePlan(w io.Writer, cells []contract.Cell, count int) {
+func writeBaselinePlan(w io.Writer, set *profile.Set, cells []contract.Cell, count int) {
 	n := map[string]int{}
 	for _, e := range runner.BaselinesOf(cells) {
 		base, _ := benchfmt.Name(e.Name()).Parts()
 		n[string(base)]++
 	}
-	fmt.Fprintf(w, "\nbaselines: %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first), each right after its cell's job in every round; then %d rounds of %d append-order copies (BenchmarkRawCopy, one per table) and %d scan-only reads (BenchmarkScanOnly, one per scan)\n",
-		n[contract.ReplayBenchmark], count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark])
+	est := time.Duration(runner.EstimateBaselines(cells, set, count) * float64(time.Second)).Round(time.Second)
+	fmt.Fprintf(w, "\nbaselines, about %v more: %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first), each right after its cell's job in every round; then %d rounds of %d append-order copies (BenchmarkRawCopy, one per table) and %d scan-only reads (BenchmarkScanOnly, one per scan)\n",
+		est, n[contract.ReplayBenchmark], count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark])
 }

@@ -86,16 +86,33 @@ func ParseShard(s string) (Shard, error) {
 // on the in-memory profile.
 var workloadCost = map[string]float64{"narrow": 1, "bid": 2.5, "person": 2.5, "auction": 3, "wide": 6}
 
+// Measured run times the plan's estimate comes from (2 cores, quiet machine).
+// narrowRowCost: a run's seconds per row (load, job, verification, settle) of a
+// narrow mem cell, from `make bench` of 5caeb85 (the quick suite, 8 rounds in
+// duets, results 20261206T191710Z-5caeb858b7df): a duet of mem narrow off and on,
+// 300 000 rows, took 1.7–2.5 s, i.e. 3.0 s a run at duetShare. compactionCost: how
+// many times that a profile's compaction mode makes a run: serial (hummock), from
+// the same runs (narrow duets 22–29 s, bid 57–71 s: 13–16×); offloaded (engine),
+// from the engine sweep of 6b8f756 (sequential, 50krows barriers: 10⁶ rows
+// 12.8 s a run, 10⁷ rows 128 s: 1.4×).
+const narrowRowCost = 9e-6
+
+var compactionCost = map[string]float64{profile.CompactionSerial: 14, profile.CompactionOffloaded: 1.4}
+
 // EstimateCost is a cell's expected seconds per run: a process start and the load
-// of table A, plus the job, by rows, workload, the profile's disk and the snapshot
-// rate limit.
+// of table A, plus the job, by rows, workload, the profile's compaction mode and
+// disk, and the snapshot rate limit (see narrowRowCost for where the figures come
+// from).
 func EstimateCost(c contract.Cell, p profile.Profile) float64 {
 	table, _, _ := strings.Cut(c.Workload, "+")
 	w, ok := workloadCost[table]
 	if !ok {
 		w = 3
 	}
-	perRow := 4e-6 * w // load + job + verification on mem, 2 cores
+	perRow := narrowRowCost * w
+	if f, ok := compactionCost[p.Compaction]; ok {
+		perRow *= f
+	}
 	bytes := 400 * w * float64(c.Rows)
 	cost := 0.3 + perRow*float64(c.Rows)
 	if bw := max(p.WriteBandwidth, p.Bandwidth); bw > 0 {
