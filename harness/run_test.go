@@ -25,6 +25,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
@@ -583,7 +584,7 @@ func TestDuetHalvesTheRoom(t *testing.T) {
 	}{{"sequential", []bool{false, true}, false}, {"duet", []bool{false, true}, true}, {"duet", []bool{true}, false}} {
 		cfg := fakeConfig(t, "10000000", 1)
 		cfg.DryRun, cfg.Pairing, cfg.Matrix.Persist = true, tc.pairing, tc.persist
-		need := runner.NeededBytes(cfg.Matrix.Cells()[0])
+		need := cost.Bytes(cfg.Matrix.Cells()[0])
 		cfg.Room = func() testbed.Room { return testbed.Room{Memory: int64(float64(need) / 0.6)} }
 		var out strings.Builder
 		cfg.Stdout = &out

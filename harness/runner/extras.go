@@ -11,6 +11,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 )
 
 // Extra is a benchmark run beside the cells, after them: a baseline or a recovery.
@@ -117,33 +118,23 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 	return out
 }
 
-// Relative costs of the baselines' runs, each against a run of its cell (from the
-// engine trial of 6b8f756 at 10⁶ rows, 50krows barriers: the cell 8.2 s, its
-// replay's run, recording the backfill first, about twice that; the raw copy's
-// and scan-only's runs, loading A and copying or reading it once, under half).
-const (
-	replayCost    = 2
-	tableReadCost = 0.5
-)
-
 // EstimateBaselines is the seconds count rounds of the cells' baselines take, by
-// EstimateCost of their cells.
+// cost.Run of their cells.
 func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int) float64 {
 	sum := 0.0
 	for _, e := range BaselinesOf(cells) {
-		var c contract.Cell
-		f := tableReadCost
+		c, f := contract.Cell{}, float64(cost.TableRead)
 		switch b := e.(type) {
 		case Baseline:
 			c = b.Cell
 			if b.Benchmark == contract.ReplayBenchmark {
-				f = replayCost
+				f = cost.Replay
 			}
 		case RawCopy:
 			c = b.Cell
 		}
 		p, _ := set.Get(c.Profile)
-		sum += f * EstimateCost(c, p)
+		sum += f * cost.Run(c, p)
 	}
 	return sum * float64(count)
 }
@@ -177,8 +168,7 @@ func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, coun
 	return results, failed
 }
 
-// RunExtrasOfRound runs each extra once, as RunExtras does in round (the round
-// failures.txt names): a cell's replay runs so right after the cell's job.
+// RunExtrasOfRound runs each extra once as RunExtras's round (a replay after its cell's job).
 func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extra, round int) ([]*benchfmt.Result, []string) {
 	var results []*benchfmt.Result
 	var failed []string
