@@ -60,11 +60,16 @@ type Check struct {
 	// The state table as the epoch batches wrote it: each vnode's last written row.
 	table []backfill.VnodeState
 	has   []bool
+	// Each vnode's state value as last written: a rewrite of the same bytes (every
+	// vnode's, at each epoch of the snapshot scan's log phase) is not decoded again.
+	raw [][]byte
 	// The space of each vnode's table[v].Pos once an epoch wrote it, and of the
 	// state value being decoded: no allocation per state row.
 	pos     [][]row.Datum
 	decoded []row.Datum
-	key     []byte
+	// Each vnode's state key, keys[ends[v-1]:ends[v]].
+	keys []byte
+	ends []int
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
@@ -88,8 +93,9 @@ type actorProgress struct {
 	schema *row.Schema
 	merged bool
 	vnoder *storage.Vnoder
-	// Per owned vnode, its last row in the chunk being read (-1: none), and the
-	// vnodes that have one: positions are copied once a chunk, not once a row.
+	// Per owned vnode, its last row in the chunk being read (-1: none, as between
+	// chunks), and the vnodes that have one: positions are copied once a chunk,
+	// not once a row.
 	inChunk []int32
 	touched []int
 	cur     epochProgress   // so far
@@ -156,15 +162,27 @@ func New(cfg Config) (*Check, error) {
 			pc.replayed = pc.snap.Epoch
 		}
 	}
+	pkLen := len(s.PK)
+	// Room for the usual state value and position of each vnode in one allocation
+	// each; a longer one (long strings in the key) allocates its own.
+	const valueRoom = 64
+	raw, pos := make([]byte, cfg.Vnodes*valueRoom), make([]row.Datum, cfg.Vnodes*pkLen)
+	pc.raw, pc.ends = make([][]byte, cfg.Vnodes), make([]int, cfg.Vnodes)
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)
+		pc.raw[v] = raw[v*valueRoom : v*valueRoom : (v+1)*valueRoom]
+		pc.pos[v] = pos[v*pkLen : v*pkLen : (v+1)*pkLen]
+		pc.keys = backfill.AppendStateKey(pc.keys, uint16(v))
+		pc.ends[v] = len(pc.keys)
 	}
-	pkLen := len(s.PK)
 	for a := range cfg.Par {
 		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
 		n := hi - lo
 		ap := &actorProgress{lo: lo, pkLen: pkLen, schema: s, merged: pc.merged, vnoder: storage.NewVnoder(s, cfg.Vnodes), inChunk: make([]int32, n),
 			cur: epochProgress{pks: make([]row.Datum, n*pkLen), emitted: make([]bool, n), rows: make([]int64, n)}}
+		for i := range ap.inChunk {
+			ap.inChunk[i] = -1 // none: chunk leaves every entry so
+		}
 		if cfg.Resume != nil {
 			done := true
 			for i, st := range cfg.Resume[lo:hi] {
@@ -197,62 +215,74 @@ func (pc *Check) Release() {
 	}
 }
 
-// chunk records a snapshot chunk actor a emitted.
+// chunk records a snapshot chunk actor a emitted: per row its vnode (hashed here)
+// and its order after the row it must follow (merged: the actor's previous one;
+// else its vnode's, in this chunk or before it); per touched vnode, once a chunk,
+// its last pk.
 func (a *actorProgress) chunk(c *stream.Chunk) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	p := &a.cur
-	for j := range a.inChunk {
-		a.inChunk[j] = -1
-	}
 	a.touched = a.touched[:0]
+	last := -1 // the owned-vnode index of the chunk's last row
 	for n, r := range c.Rows {
 		v := a.vnoder.Of(r)
 		i := int(v) - a.lo
-		if i < 0 || i >= len(p.rows) {
+		if uint(i) >= uint(len(p.rows)) {
 			if p.bad == nil {
 				p.bad = fmt.Errorf("snapshot row pk %v is of vnode %d, which the actor does not own", row.Row(a.schema.PKOf(nil, r)), v)
 			}
 			continue
 		}
-		// The row it must follow: the actor's previous one (merged) or its vnode's,
-		// in this chunk or before it.
-		var prevRow row.Row
-		var prevPK []row.Datum
-		switch k := a.inChunk[i]; {
-		case a.merged && n > 0:
-			prevRow = c.Rows[n-1]
-		case a.merged:
-			prevPK = p.head
-		case k >= 0:
-			prevRow = c.Rows[k]
-		case p.emitted[i]:
-			prevPK = p.pks[i*a.pkLen : (i+1)*a.pkLen]
-		}
-		if prevRow != nil {
-			prevPK = nil
-			if a.schema.ComparePK(r, prevRow) <= 0 {
-				prevPK = a.schema.PKOf(nil, prevRow)
-			}
-		} else if prevPK != nil && a.schema.CompareRowToPK(r, prevPK) > 0 {
-			prevPK = nil
-		}
-		if p.bad == nil && prevPK != nil { // out of order
-			p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", v, row.Row(a.schema.PKOf(nil, r)), row.Row(prevPK))
-		}
-		if a.inChunk[i] < 0 {
+		k := a.inChunk[i]
+		if k < 0 {
 			a.touched = append(a.touched, i)
+		}
+		var ordered bool
+		switch {
+		case a.merged && n > 0:
+			ordered = a.schema.ComparePK(r, c.Rows[n-1]) > 0
+		case a.merged:
+			ordered = len(p.head) == 0 || a.schema.CompareRowToPK(r, p.head) > 0
+		case k >= 0:
+			ordered = a.schema.ComparePK(r, c.Rows[k]) > 0
+		default:
+			ordered = !p.emitted[i] || a.schema.CompareRowToPK(r, p.pks[i*a.pkLen:(i+1)*a.pkLen]) > 0
+		}
+		if !ordered && p.bad == nil {
+			a.outOfOrder(c, n, i, k)
 		}
 		a.inChunk[i] = int32(n)
 		p.rows[i]++
+		last = i
 	}
 	for _, i := range a.touched {
 		a.schema.PKOf(p.pks[i*a.pkLen:i*a.pkLen], c.Rows[a.inChunk[i]])
 		p.emitted[i], p.ran = true, true
+		a.inChunk[i] = -1
 	}
 	if n := c.Len(); n > 0 {
-		p.head, p.headVnode = a.schema.PKOf(p.head[:0], c.Rows[n-1]), uint16(a.lo+a.touchedLast(n-1))
+		p.head, p.headVnode = a.schema.PKOf(p.head[:0], c.Rows[n-1]), uint16(a.lo+max(last, 0))
 	}
+}
+
+// outOfOrder records the error of chunk row n, of owned vnode index i, emitted
+// after the row it must follow (k: its vnode's previous row in the chunk, or -1).
+func (a *actorProgress) outOfOrder(c *stream.Chunk, n, i int, k int32) {
+	p := &a.cur
+	var prev []row.Datum
+	switch {
+	case a.merged && n > 0:
+		prev = a.schema.PKOf(nil, c.Rows[n-1])
+	case a.merged:
+		prev = p.head
+	case k >= 0:
+		prev = a.schema.PKOf(nil, c.Rows[k])
+	default:
+		prev = p.pks[i*a.pkLen : (i+1)*a.pkLen]
+	}
+	r := c.Rows[n]
+	p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", a.lo+i, row.Row(a.schema.PKOf(nil, r)), row.Row(prev))
 }
 
 // chunkHead records, when the check is compiled out (Enabled false), only
@@ -263,16 +293,6 @@ func (a *actorProgress) chunkHead(c *stream.Chunk) {
 		a.cur.head = a.schema.PKOf(a.cur.head[:0], c.Rows[n-1])
 		a.mu.Unlock()
 	}
-}
-
-// touchedLast is the owned-vnode index of chunk row n, the last one read.
-func (a *actorProgress) touchedLast(n int) int {
-	for _, i := range a.touched {
-		if int(a.inChunk[i]) == n {
-			return i
-		}
-	}
-	return 0
 }
 
 // exhaust records that the actor's scan ended.
@@ -487,10 +507,13 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 			if !pc.persist {
 				return fail(v, "persist=off wrote a state row")
 			}
-			pc.key = backfill.AppendStateKey(pc.key[:0], uint16(v))
-			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, pc.key) {
+			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, pc.stateKey(v)) {
 				return fail(v, "actor %d wrote a state key %x of kind %v; want a set of the vnode's state row", p.Actor, k, kind)
 			}
+			if pc.has[v] && bytes.Equal(val, pc.raw[v]) {
+				continue // as the vnode's state row holds (checked when written)
+			}
+			pc.raw[v] = append(pc.raw[v][:0], val...)
 			var st backfill.VnodeState
 			st, pc.decoded, err = backfill.DecodeStateInto(pc.decoded, val, pkLen)
 			if err != nil {
@@ -569,6 +592,15 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 		}
 	}
 	return nil
+}
+
+// stateKey is vnode v's state key.
+func (pc *Check) stateKey(v int) []byte {
+	lo := 0
+	if v > 0 {
+		lo = pc.ends[v-1]
+	}
+	return pc.keys[lo:pc.ends[v]]
 }
 
 // checkFinished checks that A at snap, the snapshot the finishing scan read, has no
@@ -666,7 +698,15 @@ func (pc *Check) Final(snap *storage.Snapshot) error {
 }
 
 func samePos(a, b []row.Datum) bool {
-	return slices.EqualFunc(a, b, func(x, y row.Datum) bool { return row.Compare(x, y) == 0 }) && (a == nil) == (b == nil)
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && row.Compare(a[i], b[i]) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func describeState(st backfill.VnodeState) string {

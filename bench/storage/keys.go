@@ -76,11 +76,14 @@ func (v *Vnoder) Of(r row.Row) uint16 {
 	if v.count == 1 {
 		return 0
 	}
-	v.scratch = v.scratch[:0]
+	b := v.scratch[:0]
 	for _, c := range v.schema.DistKey { // each column encoded in place: no copy of the datums
-		v.scratch = memcmp.AppendKey(v.scratch, r[c:c+1], nil)
+		b = memcmp.AppendDatum(b, r[c])
 	}
-	return uint16(crc32.Update(0, castagnoli, v.scratch) % uint32(v.count))
+	if cap(b) != cap(v.scratch) { // grown: kept for the next rows (a store only then)
+		v.scratch = b
+	}
+	return uint16(crc32.Update(0, castagnoli, b) % uint32(v.count))
 }
 
 // OwnedVnodes returns the contiguous vnode range [lo, hi) of actor i of par, splitting
