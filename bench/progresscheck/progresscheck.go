@@ -67,9 +67,11 @@ type Check struct {
 	// state value being decoded: no allocation per state row.
 	pos     [][]row.Datum
 	decoded []row.Datum
-	// Each vnode's state key, keys[ends[v-1]:ends[v]].
+	// Each vnode's state key, keys[ends[v-1]:ends[v]]; the key a finished vnode's
+	// check seeks to.
 	keys []byte
 	ends []int
+	seek []byte
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
@@ -166,14 +168,18 @@ func New(cfg Config) (*Check, error) {
 	// Room for the usual state value and position of each vnode in one allocation
 	// each; a longer one (long strings in the key) allocates its own.
 	const valueRoom = 64
-	raw, pos := make([]byte, cfg.Vnodes*valueRoom), make([]row.Datum, cfg.Vnodes*pkLen)
-	pc.raw, pc.ends = make([][]byte, cfg.Vnodes), make([]int, cfg.Vnodes)
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)
-		pc.raw[v] = raw[v*valueRoom : v*valueRoom : (v+1)*valueRoom]
-		pc.pos[v] = pos[v*pkLen : v*pkLen : (v+1)*pkLen]
-		pc.keys = backfill.AppendStateKey(pc.keys, uint16(v))
-		pc.ends[v] = len(pc.keys)
+	}
+	if Enabled {
+		raw, pos := make([]byte, cfg.Vnodes*valueRoom), make([]row.Datum, cfg.Vnodes*pkLen)
+		pc.raw, pc.ends = make([][]byte, cfg.Vnodes), make([]int, cfg.Vnodes)
+		for v := range pc.table {
+			pc.raw[v] = raw[v*valueRoom : v*valueRoom : (v+1)*valueRoom]
+			pc.pos[v] = pos[v*pkLen : v*pkLen : (v+1)*pkLen]
+			pc.keys = backfill.AppendStateKey(pc.keys, uint16(v))
+			pc.ends[v] = len(pc.keys)
+		}
 	}
 	for a := range cfg.Par {
 		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
@@ -577,17 +583,28 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 		}
 		ap.recycle(exp)
 	}
+	if len(newlyFinished) == 0 {
+		return nil
+	}
+	read := snap
+	switch {
+	case pc.snapshot && pc.snap == nil:
+		return fail(newlyFinished[0], "persisted finished in the log phase, after every snapshot was read")
+	case pc.snapshot:
+		read = pc.snap
+	case snap.Epoch+1 != epoch:
+		return nil // not the epoch the scan read
+	}
+	// One iterator over A for every vnode that finished, seeking forward (the state
+	// rows come in vnode order).
+	lo, hi := storage.TableBounds(storage.TableUpstream)
+	it, err := read.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
 	for _, v := range newlyFinished {
-		read := snap
-		switch {
-		case pc.snapshot && pc.snap == nil:
-			return fail(v, "persisted finished in the log phase, after every snapshot was read")
-		case pc.snapshot:
-			read = pc.snap
-		case snap.Epoch+1 != epoch:
-			continue // not the epoch the scan read
-		}
-		if err := pc.checkFinished(read, label, epoch, v); err != nil {
+		if err := pc.checkFinished(it, read.Epoch, label, epoch, v); err != nil {
 			return err
 		}
 	}
@@ -603,21 +620,18 @@ func (pc *Check) stateKey(v int) []byte {
 	return pc.keys[lo:pc.ends[v]]
 }
 
-// checkFinished checks that A at snap, the snapshot the finishing scan read, has no
-// row of vnode v after the position persisted with finished.
-func (pc *Check) checkFinished(snap *storage.EpochSnapshot, label string, epoch uint64, v int) error {
-	lo, hi := storage.VnodeBounds(storage.TableUpstream, uint16(v))
+// checkFinished checks that A at the snapshot the finishing scan read (it, an
+// iterator of table A at epoch snapEpoch) has no row of vnode v after the position
+// persisted with finished.
+func (pc *Check) checkFinished(it *pebble.Iterator, snapEpoch uint64, label string, epoch uint64, v int) error {
+	lo := storage.AppendPrefix(pc.seek[:0], storage.TableUpstream, uint16(v))
 	if pos := pc.table[v].Pos; pos != nil {
-		lo = append(memcmp.AppendKey(slices.Clone(lo), pos, pc.schema.PKDesc), 0) // just above pos
+		lo = append(memcmp.AppendKey(lo, pos, pc.schema.PKDesc), 0) // just above pos
 	}
-	it, err := snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	if it.First() {
+	pc.seek = lo
+	if it.SeekGE(lo) && storage.KeyVnode(it.Key()) == uint16(v) {
 		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			label, epoch, v, describeState(pc.table[v]), snap.Epoch, verify.DescribeKey(it.Key()[4:], pc.schema))
+			label, epoch, v, describeState(pc.table[v]), snapEpoch, verify.DescribeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }

@@ -60,6 +60,48 @@ func TestVnoderSpreadsAndIsStable(t *testing.T) {
 	}
 }
 
+// TestVnoderOfMatchesEncoding: Of, which hashes integer columns from their values,
+// gives the vnode of its definition (crc32 of the encoded distribution key) for
+// keys of every kind, one column or several, including nulls and the integer
+// extremes.
+func TestVnoderOfMatchesEncoding(t *testing.T) {
+	schemas := []*row.Schema{
+		{Columns: []row.Column{{Name: "id", Kind: row.Int64}}, PK: []int{0}, DistKey: []int{0}},
+		{Columns: []row.Column{{Name: "ts", Kind: row.Timestamp}}, PK: []int{0}, DistKey: []int{0}},
+		{Columns: []row.Column{{Name: "s", Kind: row.String}, {Name: "id", Kind: row.Int64}, {Name: "f", Kind: row.Float64}, {Name: "b", Kind: row.Bool}},
+			PK: []int{0, 1}, DistKey: []int{1, 0, 2, 3}},
+	}
+	ints := []int64{0, 1, -1, 42, 1 << 40, -(1 << 40), 9223372036854775807, -9223372036854775808}
+	for si, s := range schemas {
+		for _, count := range []int{256, 7, 4096} {
+			v := NewVnoder(s, count)
+			for i := range 2000 {
+				r := make(row.Row, len(s.Columns))
+				for c, col := range s.Columns {
+					x := ints[i%len(ints)] + int64(i*7919+c)
+					switch {
+					case i%13 == c:
+						r[c] = row.NullDatum
+					case col.Kind == row.Int64:
+						r[c] = row.I64(x)
+					case col.Kind == row.Timestamp:
+						r[c] = row.TS(x)
+					case col.Kind == row.String:
+						r[c] = row.Str(fmt.Sprintf("k%d\x00%d", x, i))
+					case col.Kind == row.Float64:
+						r[c] = row.F64(float64(x) / 3)
+					case col.Kind == row.Bool:
+						r[c] = row.B(i%2 == 0)
+					}
+				}
+				if got, want := v.Of(r), v.ofEncoded(r); got != want {
+					t.Fatalf("schema %d, %d vnodes, row %v: Of = %d, the encoding's crc gives %d", si, count, r, got, want)
+				}
+			}
+		}
+	}
+}
+
 func TestKeyBounds(t *testing.T) {
 	lo, hi := VnodeBounds(TableUpstream, 0xFFFF)
 	k := AppendPrefix(nil, TableUpstream, 0xFFFF)
