@@ -95,6 +95,11 @@ type actorProgress struct {
 	schema *row.Schema
 	merged bool
 	vnoder *storage.Vnoder
+	// A primary key of one ascending integer column that is also the distribution
+	// key: that column and its kind (chunkInt).
+	intKey bool
+	pkCol  int
+	pkKind row.Kind
 	// Per owned vnode, its last row in the chunk being read (-1: none, as between
 	// chunks), and the vnodes that have one: positions are copied once a chunk,
 	// not once a row.
@@ -189,6 +194,10 @@ func New(cfg Config) (*Check, error) {
 		for i := range ap.inChunk {
 			ap.inChunk[i] = -1 // none: chunk leaves every entry so
 		}
+		if c := s.PK[0]; pkLen == 1 && !s.Desc(0) && len(s.DistKey) == 1 && s.DistKey[0] == c {
+			ap.pkCol, ap.pkKind = c, s.Columns[c].Kind
+			ap.intKey = ap.pkKind == row.Int64 || ap.pkKind == row.Timestamp
+		}
 		if cfg.Resume != nil {
 			done := true
 			for i, st := range cfg.Resume[lo:hi] {
@@ -228,6 +237,9 @@ func (pc *Check) Release() {
 func (a *actorProgress) chunk(c *stream.Chunk) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.intKey && a.chunkInt(c) {
+		return
+	}
 	p := &a.cur
 	a.touched = a.touched[:0]
 	last := -1 // the owned-vnode index of the chunk's last row
@@ -256,7 +268,7 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 			ordered = !p.emitted[i] || a.schema.CompareRowToPK(r, p.pks[i*a.pkLen:(i+1)*a.pkLen]) > 0
 		}
 		if !ordered && p.bad == nil {
-			a.outOfOrder(c, n, i, k)
+			a.recordOutOfOrder(c, n, i, k)
 		}
 		a.inChunk[i] = int32(n)
 		p.rows[i]++
@@ -272,9 +284,65 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 	}
 }
 
-// outOfOrder records the error of chunk row n, of owned vnode index i, emitted
-// after the row it must follow (k: its vnode's previous row in the chunk, or -1).
-func (a *actorProgress) outOfOrder(c *stream.Chunk, n, i int, k int32) {
+// chunkInt is chunk for a primary key of one ascending integer column that is
+// also the distribution key (most workloads'), with the same checks: each row's
+// vnode hashed from its value, its value compared with its predecessor's, each
+// vnode's position kept in place (pks[i] is its last row's). If a row's key, or
+// the merged head, is not of the column's kind (a NULL), it records nothing and
+// returns false for chunk to do the work.
+func (a *actorProgress) chunkInt(c *stream.Chunk) bool {
+	col, kind, p := a.pkCol, a.pkKind, &a.cur
+	for _, r := range c.Rows {
+		if r[col].Kind != kind {
+			return false
+		}
+	}
+	var prev int64 // merged: the actor's previous row's key
+	hasPrev := a.merged && len(p.head) > 0
+	if hasPrev {
+		if p.head[0].Kind != kind {
+			return false
+		}
+		prev = p.head[0].I
+	}
+	last := -1
+	for _, r := range c.Rows {
+		x := r[col].I
+		i := int(a.vnoder.OfInt(kind, x)) - a.lo
+		if uint(i) >= uint(len(p.rows)) {
+			if p.bad == nil {
+				p.bad = fmt.Errorf("snapshot row pk %v is of vnode %d, which the actor does not own", row.Row(a.schema.PKOf(nil, r)), i+a.lo)
+			}
+			continue
+		}
+		pk := &p.pks[i]
+		switch {
+		case a.merged:
+			if hasPrev && x <= prev && p.bad == nil {
+				p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{{Kind: kind, I: prev}})
+			}
+			prev, hasPrev = x, true
+		case p.emitted[i] && x <= pk.I && p.bad == nil:
+			p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{*pk})
+		}
+		pk.Kind, pk.I = kind, x // an integer datum's S is always empty
+		p.emitted[i] = true
+		p.rows[i]++
+		last = i
+	}
+	if last >= 0 {
+		p.ran = true
+	}
+	if n := c.Len(); n > 0 {
+		p.head, p.headVnode = append(p.head[:0], c.Rows[n-1][col]), uint16(a.lo+max(last, 0))
+	}
+	return true
+}
+
+// recordOutOfOrder records the error of chunk row n, of owned vnode index i,
+// emitted after the row it must follow (k: its vnode's previous row in the chunk,
+// or -1).
+func (a *actorProgress) recordOutOfOrder(c *stream.Chunk, n, i int, k int32) {
 	p := &a.cur
 	var prev []row.Datum
 	switch {
@@ -287,8 +355,13 @@ func (a *actorProgress) outOfOrder(c *stream.Chunk, n, i int, k int32) {
 	default:
 		prev = p.pks[i*a.pkLen : (i+1)*a.pkLen]
 	}
-	r := c.Rows[n]
-	p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", a.lo+i, row.Row(a.schema.PKOf(nil, r)), row.Row(prev))
+	p.bad = outOfOrder(a.lo+i, a.schema.PKOf(nil, c.Rows[n]), prev)
+}
+
+// outOfOrder is the error of a snapshot row of vnode v with pk emitted after pk
+// prev.
+func outOfOrder(v int, pk, prev []row.Datum) error {
+	return fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", v, row.Row(pk), row.Row(prev))
 }
 
 // chunkHead records, when the check is compiled out (Enabled false), only

@@ -104,15 +104,29 @@ func (v *Vnoder) Of(r row.Row) uint16 {
 			crc = ^crc32.Update(^crc, castagnoli, v.scratch)
 			continue
 		}
-		// memcmp's encoding: the kind byte, then the value with its sign bit
-		// flipped, 8 bytes big-endian (b0 first).
-		crc = t[0][byte(crc)^byte(d.Kind)] ^ crc>>8
-		u := uint64(d.I) ^ 1<<63
-		crc ^= bits.ReverseBytes32(uint32(u >> 32)) // b0..b3, the first in the low byte
-		crc = t[7][byte(crc)] ^ t[6][byte(crc>>8)] ^ t[5][byte(crc>>16)] ^ t[4][byte(crc>>24)] ^
-			t[3][byte(u>>24)] ^ t[2][byte(u>>16)] ^ t[1][byte(u>>8)] ^ t[0][byte(u)]
+		crc = crcInt(t, crc, d.Kind, d.I)
 	}
 	return uint16(^crc % uint32(v.count))
+}
+
+// OfInt is Of of a row whose distribution key is one column, of kind k (Int64 or
+// Timestamp), holding x.
+func (v *Vnoder) OfInt(k row.Kind, x int64) uint16 {
+	if v.count == 1 {
+		return 0
+	}
+	return uint16(^crcInt(castagnoli8, ^uint32(0), k, x) % uint32(v.count))
+}
+
+// crcInt continues crc (its state between bytes) over memcmp's encoding of an
+// integer datum of kind k: the kind byte, then x with its sign bit flipped, 8
+// bytes big-endian (b0 first).
+func crcInt(t *[8][256]uint32, crc uint32, k row.Kind, x int64) uint32 {
+	crc = t[0][byte(crc)^byte(k)] ^ crc>>8
+	u := uint64(x) ^ 1<<63
+	crc ^= bits.ReverseBytes32(uint32(u >> 32)) // b0..b3, the first in the low byte
+	return t[7][byte(crc)] ^ t[6][byte(crc>>8)] ^ t[5][byte(crc>>16)] ^ t[4][byte(crc>>24)] ^
+		t[3][byte(u>>24)] ^ t[2][byte(u>>16)] ^ t[1][byte(u>>8)] ^ t[0][byte(u)]
 }
 
 // ofEncoded is Of by its definition: the encoding, then crc32.Update (tests).

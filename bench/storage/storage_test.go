@@ -94,8 +94,14 @@ func TestVnoderOfMatchesEncoding(t *testing.T) {
 						r[c] = row.B(i%2 == 0)
 					}
 				}
-				if got, want := v.Of(r), v.ofEncoded(r); got != want {
+				want := v.ofEncoded(r)
+				if got := v.Of(r); got != want {
 					t.Fatalf("schema %d, %d vnodes, row %v: Of = %d, the encoding's crc gives %d", si, count, r, got, want)
+				}
+				if d := r[s.DistKey[0]]; len(s.DistKey) == 1 && d.Kind != row.Null {
+					if got := v.OfInt(d.Kind, d.I); got != want {
+						t.Fatalf("schema %d, %d vnodes, row %v: OfInt = %d, the encoding's crc gives %d", si, count, r, got, want)
+					}
 				}
 			}
 		}
