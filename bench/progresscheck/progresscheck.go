@@ -75,7 +75,33 @@ type Check struct {
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
-	Alter func(*backfill.Part) // tests: a bug injected in the parts delivered
+	// Each vnode's state row changed in the commit being checked (until checked),
+	// and each actor's progress at its last check: an actor that emitted nothing
+	// since, whose vnodes' state rows did not change, is not compared again (the
+	// snapshot scan's log phase rewrites every state row at every epoch).
+	dirty   []bool
+	checked []checkedAt
+	// State rows changed so far, and each actor's last state batch with the
+	// count when it was read: the same batch again, with no state row changed
+	// since, writes what the table holds and is not read again.
+	changes int64
+	batches []sentBatch
+	Alter   func(*backfill.Part) // tests: a bug injected in the parts delivered
+}
+
+// sentBatch is an actor's last state batch (its repr) and the state rows changed
+// once it was read.
+type sentBatch struct {
+	repr    []byte
+	changes int64
+}
+
+// checkedAt is what an actor had emitted at its last check: rows (all vnodes')
+// and whether its scan had ended.
+type checkedAt struct {
+	ok        bool
+	total     int64
+	exhausted bool
 }
 
 // headPos is an actor's latest emitted pk and its vnode at one epoch.
@@ -100,6 +126,7 @@ type actorProgress struct {
 	intKey bool
 	pkCol  int
 	pkKind row.Kind
+	vnodes []uint16 // of the chunk's rows
 	// Per owned vnode, its last row in the chunk being read (-1: none, as between
 	// chunks), and the vnodes that have one: positions are copied once a chunk,
 	// not once a row.
@@ -120,6 +147,7 @@ type epochProgress struct {
 	pks       []row.Datum
 	emitted   []bool
 	rows      []int64
+	total     int64 // rows emitted, over its vnodes (those resumed from included)
 	head      []row.Datum
 	headVnode uint16
 	ran       bool // a row was emitted in this run (since a resume)
@@ -158,7 +186,8 @@ func New(cfg Config) (*Check, error) {
 	// The kind's properties say what its state rows must be: one position per actor
 	// (merged) or per vnode, in the upstream's epochs or a creating job's.
 	pc := &Check{schema: s, persist: cfg.Persist, merged: kind.OnePositionPerActor, snapshot: kind.RunsCreatingJob,
-		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), pos: make([][]row.Datum, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
+		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), pos: make([][]row.Datum, cfg.Vnodes), heads: make([]headPos, cfg.Par),
+		dirty: make([]bool, cfg.Vnodes), checked: make([]checkedAt, cfg.Par), batches: make([]sentBatch, cfg.Par)}
 	if kind.RunsCreatingJob {
 		if cfg.Resume != nil {
 			return nil, fmt.Errorf("progress check: scan=%s cannot resume", kind.Name)
@@ -203,6 +232,7 @@ func New(cfg Config) (*Check, error) {
 			for i, st := range cfg.Resume[lo:hi] {
 				pc.table[lo+i], pc.has[lo+i] = st, st.Pos != nil || st.Finished || st.RowCount != 0
 				ap.cur.rows[i] = st.RowCount
+				ap.cur.total += st.RowCount
 				done = done && st.Finished
 				if st.Pos != nil {
 					copy(ap.cur.pks[i*pkLen:], st.Pos)
@@ -237,7 +267,9 @@ func (pc *Check) Release() {
 func (a *actorProgress) chunk(c *stream.Chunk) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.intKey && a.chunkInt(c) {
+	a.cur.total += int64(c.Len())
+	if a.intKey {
+		a.chunkInt(c)
 		return
 	}
 	p := &a.cur
@@ -286,29 +318,21 @@ func (a *actorProgress) chunk(c *stream.Chunk) {
 
 // chunkInt is chunk for a primary key of one ascending integer column that is
 // also the distribution key (most workloads'), with the same checks: each row's
-// vnode hashed from its value, its value compared with its predecessor's, each
-// vnode's position kept in place (pks[i] is its last row's). If a row's key, or
-// the merged head, is not of the column's kind (a NULL), it records nothing and
-// returns false for chunk to do the work.
-func (a *actorProgress) chunkInt(c *stream.Chunk) bool {
+// vnode hashed from its value, its value compared with its predecessor's (as
+// integers unless one is NULL), each vnode's position kept in place (pks[i] is
+// its last row's; such a datum's S is always empty).
+func (a *actorProgress) chunkInt(c *stream.Chunk) {
 	col, kind, p := a.pkCol, a.pkKind, &a.cur
-	for _, r := range c.Rows {
-		if r[col].Kind != kind {
-			return false
-		}
-	}
-	var prev int64 // merged: the actor's previous row's key
+	var prev row.Datum // merged: the actor's previous row's key
 	hasPrev := a.merged && len(p.head) > 0
 	if hasPrev {
-		if p.head[0].Kind != kind {
-			return false
-		}
-		prev = p.head[0].I
+		prev = p.head[0]
 	}
 	last := -1
-	for _, r := range c.Rows {
-		x := r[col].I
-		i := int(a.vnoder.OfInt(kind, x)) - a.lo
+	a.vnodes = a.vnoder.OfRows(a.vnodes[:0], c.Rows)
+	for n, r := range c.Rows {
+		d := &r[col]
+		i := int(a.vnodes[n]) - a.lo
 		if uint(i) >= uint(len(p.rows)) {
 			if p.bad == nil {
 				p.bad = fmt.Errorf("snapshot row pk %v is of vnode %d, which the actor does not own", row.Row(a.schema.PKOf(nil, r)), i+a.lo)
@@ -318,14 +342,14 @@ func (a *actorProgress) chunkInt(c *stream.Chunk) bool {
 		pk := &p.pks[i]
 		switch {
 		case a.merged:
-			if hasPrev && x <= prev && p.bad == nil {
-				p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{{Kind: kind, I: prev}})
+			if hasPrev && !after(d, &prev, kind) && p.bad == nil {
+				p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{prev})
 			}
-			prev, hasPrev = x, true
-		case p.emitted[i] && x <= pk.I && p.bad == nil:
+			prev.Kind, prev.I, hasPrev = d.Kind, d.I, true
+		case p.emitted[i] && !after(d, pk, kind) && p.bad == nil:
 			p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{*pk})
 		}
-		pk.Kind, pk.I = kind, x // an integer datum's S is always empty
+		pk.Kind, pk.I = d.Kind, d.I
 		p.emitted[i] = true
 		p.rows[i]++
 		last = i
@@ -336,8 +360,20 @@ func (a *actorProgress) chunkInt(c *stream.Chunk) bool {
 	if n := c.Len(); n > 0 {
 		p.head, p.headVnode = append(p.head[:0], c.Rows[n-1][col]), uint16(a.lo+max(last, 0))
 	}
-	return true
 }
+
+// after is whether integer datum d (of kind, or NULL) orders after prev.
+func after(d, prev *row.Datum, kind row.Kind) bool {
+	if d.Kind == kind && prev.Kind == kind {
+		return d.I > prev.I
+	}
+	return compareDatums(d, prev) > 0
+}
+
+// compareDatums is row.Compare, out of after's line so that after inlines.
+//
+//go:noinline
+func compareDatums(a, b *row.Datum) int { return row.Compare(*a, *b) }
 
 // recordOutOfOrder records the error of chunk row n, of owned vnode index i,
 // emitted after the row it must follow (k: its vnode's previous row in the chunk,
@@ -573,6 +609,9 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 	pkLen := len(pc.schema.PK)
 	var newlyFinished []int
 	for _, p := range parts {
+		if pc.sameBatch(p) {
+			continue
+		}
 		r := p.State.Reader()
 		for {
 			kind, k, val, ok, err := r.Next()
@@ -593,6 +632,8 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 				continue // as the vnode's state row holds (checked when written)
 			}
 			pc.raw[v] = append(pc.raw[v][:0], val...)
+			pc.dirty[v] = true
+			pc.changes++
 			var st backfill.VnodeState
 			st, pc.decoded, err = backfill.DecodeStateInto(pc.decoded, val, pkLen)
 			if err != nil {
@@ -609,6 +650,9 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 				newlyFinished = append(newlyFinished, v)
 			}
 			pc.table[v], pc.has[v] = st, true
+		}
+		if a := p.Actor; a >= 0 && a < len(pc.batches) {
+			pc.batches[a] = sentBatch{repr: append(pc.batches[a].repr[:0], p.State.Repr()...), changes: pc.changes}
 		}
 	}
 	snap := store.Latest()
@@ -630,7 +674,7 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 			}
 		}
 		pc.heads[a] = headPos{epoch: epoch, vnode: exp.headVnode, pk: exp.head}
-		if !pc.persist {
+		if !pc.persist || pc.unchanged(a, ap, exp) {
 			ap.recycle(exp)
 			continue
 		}
@@ -653,7 +697,9 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 				want.Finished && !got.Finished, pc.merged && got.Finished && !want.Finished:
 				return fail(v, "the state row has %s, but the rows emitted say %s", describeState(got), describeState(want))
 			}
+			pc.dirty[v] = false
 		}
+		pc.checked[a] = checkedAt{ok: true, total: exp.total, exhausted: exp.exhausted}
 		ap.recycle(exp)
 	}
 	if len(newlyFinished) == 0 {
@@ -682,6 +728,28 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 		}
 	}
 	return nil
+}
+
+// sameBatch is whether part p's state batch is its actor's last one, byte for
+// byte, with no state row changed since that was read: its rows are as the state
+// table holds them (the snapshot scan's log phase rewrites every row each epoch).
+func (pc *Check) sameBatch(p backfill.Part) bool {
+	a := p.Actor
+	if a < 0 || a >= len(pc.batches) || pc.batches[a].repr == nil || pc.batches[a].changes != pc.changes {
+		return false
+	}
+	return bytes.Equal(p.State.Repr(), pc.batches[a].repr)
+}
+
+// unchanged is whether actor a's state rows must be as at its last check: it
+// emitted nothing since, its scan's end is as it was, and no state row of its
+// vnodes changed.
+func (pc *Check) unchanged(a int, ap *actorProgress, exp epochProgress) bool {
+	c := pc.checked[a]
+	if !c.ok || c.total != exp.total || c.exhausted != exp.exhausted {
+		return false
+	}
+	return !slices.Contains(pc.dirty[ap.lo:ap.lo+len(exp.rows)], true)
 }
 
 // stateKey is vnode v's state key.

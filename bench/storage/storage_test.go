@@ -68,6 +68,7 @@ func TestVnoderOfMatchesEncoding(t *testing.T) {
 	schemas := []*row.Schema{
 		{Columns: []row.Column{{Name: "id", Kind: row.Int64}}, PK: []int{0}, DistKey: []int{0}},
 		{Columns: []row.Column{{Name: "ts", Kind: row.Timestamp}}, PK: []int{0}, DistKey: []int{0}},
+		{Columns: []row.Column{{Name: "s", Kind: row.String}, {Name: "id", Kind: row.Int64}}, PK: []int{1, 0}, DistKey: []int{1}},
 		{Columns: []row.Column{{Name: "s", Kind: row.String}, {Name: "id", Kind: row.Int64}, {Name: "f", Kind: row.Float64}, {Name: "b", Kind: row.Bool}},
 			PK: []int{0, 1}, DistKey: []int{1, 0, 2, 3}},
 	}
@@ -97,6 +98,9 @@ func TestVnoderOfMatchesEncoding(t *testing.T) {
 				want := v.ofEncoded(r)
 				if got := v.Of(r); got != want {
 					t.Fatalf("schema %d, %d vnodes, row %v: Of = %d, the encoding's crc gives %d", si, count, r, got, want)
+				}
+				if got := v.OfRows(nil, []row.Row{r}); got[0] != want {
+					t.Fatalf("schema %d, %d vnodes, row %v: OfRows = %d, the encoding's crc gives %d", si, count, r, got[0], want)
 				}
 				if d := r[s.DistKey[0]]; len(s.DistKey) == 1 && d.Kind != row.Null {
 					if got := v.OfInt(d.Kind, d.I); got != want {
