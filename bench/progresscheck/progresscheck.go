@@ -445,7 +445,7 @@ func (a *actorProgress) take(epoch uint64, creating bool) (epochProgress, bool) 
 		return epochProgress{}, false
 	}
 	p := a.sealed[0]
-	a.sealed = a.sealed[1:]
+	a.sealed = a.sealed[:copy(a.sealed, a.sealed[1:])] // in place: seal's appends reuse the space
 	return p, true
 }
 
@@ -461,7 +461,9 @@ func (pc *Check) Hooks(a int, env backfill.Env) backfill.Env {
 	env.OnChunk = ap.chunk
 	env.Deliver = func(ctx context.Context, p backfill.Part) error {
 		if pc.Alter != nil {
-			pc.Alter(&p)
+			q := p // on the heap only here, in tests
+			pc.Alter(&q)
+			p = q
 		}
 		ap.seal(p.Barrier.Epoch.Curr, p.Creating)
 		return deliver(ctx, p)
