@@ -109,15 +109,6 @@ func (v *Vnoder) Of(r row.Row) uint16 {
 	return uint16(^crc % uint32(v.count))
 }
 
-// OfInt is Of of a row whose distribution key is one column, of kind k (Int64 or
-// Timestamp), holding x.
-func (v *Vnoder) OfInt(k row.Kind, x int64) uint16 {
-	if v.count == 1 {
-		return 0
-	}
-	return uint16(^crcInt(castagnoli8, ^uint32(0), k, x) % uint32(v.count))
-}
-
 // OfRows appends the vnode of each of rows to dst (Of of each), in one loop: a
 // distribution key of one integer column is hashed inline, row after row.
 func (v *Vnoder) OfRows(dst []uint16, rows []row.Row) []uint16 {
@@ -154,15 +145,6 @@ func crcInt(t *[8][256]uint32, crc uint32, k row.Kind, x int64) uint32 {
 	crc ^= bits.ReverseBytes32(uint32(u >> 32)) // b0..b3, the first in the low byte
 	return t[7][byte(crc)] ^ t[6][byte(crc>>8)] ^ t[5][byte(crc>>16)] ^ t[4][byte(crc>>24)] ^
 		t[3][byte(u>>24)] ^ t[2][byte(u>>16)] ^ t[1][byte(u>>8)] ^ t[0][byte(u)]
-}
-
-// ofEncoded is Of by its definition: the encoding, then crc32.Update (tests).
-func (v *Vnoder) ofEncoded(r row.Row) uint16 {
-	var b []byte
-	for _, c := range v.schema.DistKey {
-		b = memcmp.AppendKey(b, r[c:c+1], nil)
-	}
-	return uint16(crc32.Update(0, castagnoli, b) % uint32(v.count))
 }
 
 // OwnedVnodes returns the contiguous vnode range [lo, hi) of actor i of par, splitting
