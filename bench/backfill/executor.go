@@ -10,6 +10,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/memcmp"
 	"github.com/backfill-bench/backfill-bench/bench/ratelimit"
 	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
@@ -110,7 +111,7 @@ type Executor struct {
 	env Env
 
 	strat strategy
-	scan  rowScan                // the open scan (the strategy opens it)
+	scan  scaniter.Scan          // the open scan (the strategy opens it)
 	snap  *storage.EpochSnapshot // the snapshot it reads
 	full  bool                   // the epoch's EpochRows are read: the scan waits for the barrier
 
@@ -161,13 +162,6 @@ func NewExecutor(cfg Config, env Env) (*Executor, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-// rowScan is a snapshot scan: MergeIter or VnodeIter.
-type rowScan interface {
-	Next() (key, value []byte, ok bool)
-	Err() error
-	Close() error
 }
 
 // resume restores the progress persisted in cfg.Resume.
@@ -454,22 +448,28 @@ func (e *Executor) putState(st VnodeState) error {
 // NetRows counts the changelog as a downstream aggregate would, which the pipeline
 // checks against |A|.
 func (e *Executor) materialize(c *stream.Chunk) error {
-	s := e.cfg.Schema
+	e.part.NetRows += e.writeChunk(&e.mv.upstream, storage.TableMV, c)
+	return nil
+}
+
+// writeChunk adds the visible rows of c to w as writes to table t, and returns
+// their inserts minus their deletes.
+func (e *Executor) writeChunk(w *storage.Writes, t storage.TableID, c *stream.Chunk) (net int64) {
 	for i, r := range c.Rows {
 		if !c.Visible(i) {
 			continue
 		}
-		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.vnoder.Of(r), s, r)
+		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], t, e.vnoder.Of(r), e.cfg.Schema, r)
 		if c.Ops[i].IsDelete() {
-			e.mv.upstream.Delete(e.keyBuf)
-			e.part.NetRows--
+			w.Delete(e.keyBuf)
+			net--
 			continue
 		}
 		e.valBuf = row.AppendValue(e.valBuf[:0], r)
-		e.mv.upstream.Set(e.keyBuf, e.valBuf)
-		e.part.NetRows++
+		w.Set(e.keyBuf, e.valBuf)
+		net++
 	}
-	return nil
+	return net
 }
 
 // materializeSnapshot applies the snapshot chunk, all inserts, to B in the epoch's

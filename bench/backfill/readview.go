@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
@@ -37,7 +37,7 @@ func ParseRead(name string) (Read, error) { return parseName[Read](Reads, "read 
 // and its filter.
 type reopened struct {
 	e      *Executor
-	open   func(snap *storage.Snapshot, ov *storage.Writes) (rowScan, error)
+	open   func(snap *storage.Snapshot, ov *storage.Writes) (scaniter.Scan, error)
 	filter func(c *stream.Chunk)
 
 	// The writes the scan overlays on its snapshot, when they are a merge of several
@@ -127,18 +127,8 @@ func (r *reopened) merge(ws []*storage.Writes) *storage.Writes {
 // upstream records upstream chunk c, all of it, as writes to A, for checkpoint
 // reads.
 func (r *reopened) upstream(c *stream.Chunk) {
-	if r.epochToA == nil {
-		return
-	}
-	e := r.e
-	for i, rw := range c.Rows {
-		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableUpstream, e.vnoder.Of(rw), e.cfg.Schema, rw)
-		if c.Ops[i].IsDelete() {
-			r.epochToA.Delete(e.keyBuf)
-			continue
-		}
-		e.valBuf = row.AppendValue(e.valBuf[:0], rw)
-		r.epochToA.Set(e.keyBuf, e.valBuf)
+	if r.epochToA != nil {
+		r.e.writeChunk(r.epochToA, storage.TableUpstream, c)
 	}
 }
 

@@ -30,7 +30,7 @@ func newMergedScan(e *Executor) strategy {
 	return m
 }
 
-func (m *mergedScan) open(snap *storage.Snapshot, ov *storage.Writes) (rowScan, error) {
+func (m *mergedScan) open(snap *storage.Snapshot, ov *storage.Writes) (scaniter.Scan, error) {
 	return scaniter.NewMergeIter(snap, ov, storage.TableUpstream, m.e.cfg.Vnodes, m.posKey)
 }
 

@@ -44,7 +44,7 @@ func newVnodeProgress(e *Executor) vnodeProgress {
 
 // openIter opens one iterator per unfinished vnode after its position, on snap
 // overlaid with ov.
-func (p *vnodeProgress) openIter(snap *storage.Snapshot, ov *storage.Writes) (rowScan, error) {
+func (p *vnodeProgress) openIter(snap *storage.Snapshot, ov *storage.Writes) (scaniter.Scan, error) {
 	vscan, err := scaniter.NewVnodeIter(snap, ov, storage.TableUpstream, p.e.cfg.Vnodes, p.vposKey, p.vdone)
 	if err != nil {
 		p.vscan = nil
