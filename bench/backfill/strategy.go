@@ -56,7 +56,7 @@ var newStrategies = [...]func(*Executor) strategy{
 // newStrategy returns the strategy of e's scan kind.
 func newStrategy(e *Executor) (strategy, error) {
 	if s := e.cfg.Scan; s < 0 || int(s) >= len(newStrategies) {
-		return nil, fmt.Errorf("backfill: actor %d: scan %d has no strategy (have %s)", e.cfg.Actor, s, strings.Join(Scans, ", "))
+		return nil, fmt.Errorf("backfill: actor %d: scan %d has no strategy: add it to newStrategies (bench/backfill/strategy.go)", e.cfg.Actor, s)
 	}
 	return newStrategies[e.cfg.Scan](e), nil
 }
