@@ -117,10 +117,10 @@ type Executor struct {
 
 	// When the current phase began: scanning, or full.
 	scanFrom, fullAt time.Time
-	buffer           []*stream.Chunk
 
-	finished bool
-	rows     []int64 // snapshot rows read per owned vnode
+	buffer   []*stream.Chunk // upstream chunks received while the scan runs
+	finished bool            // the snapshot scan has ended
+	rows     []int64         // snapshot rows read per owned vnode
 
 	snapChunk *stream.Chunk
 	snapSlab  []row.Datum

@@ -10,13 +10,15 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
 
-// The snapshot scan (RisingWave's snapshot backfill, the default since #24116; see
-// README "Snapshot backfill" for the engine files each rule comes from):
+// snapshotScan is the snapshot scan (RisingWave's snapshot backfill, the default
+// since #24116; see README "Snapshot backfill" for the engine files each rule
+// comes from):
 //
 //   - it reads one committed snapshot of A, the one at the epoch it starts from, per
-//     vnode (interleaved, a position per vnode), rebuilding its iterators every
-//     RebuildRows rows or RebuildInterval rather than at each barrier; its barriers
-//     are the creating job's own, and its parts commit apart from the upstream's;
+//     vnode (interleaved, a position per vnode, as the per-vnode scan's progress),
+//     rebuilding its iterators every RebuildRows rows or RebuildInterval rather than
+//     at each barrier; its barriers are the creating job's own, and its parts commit
+//     apart from the upstream's;
 //   - once its snapshot is read, it replays the upstream's change log one upstream
 //     epoch per barrier (Barrier.Replay), reading it from the committed log table;
 //   - once it has caught up, the job joins the upstream: its barriers are the
@@ -24,9 +26,6 @@ import (
 //
 // The pipeline decides when each phase begins (as the engine's meta does); the
 // executor only acts on the barriers it is given.
-
-// snapshotScan is the snapshot scan, the strategy of the kind described above: its
-// progress is a position per vnode, as the per-vnode scan's, on one pinned snapshot.
 type snapshotScan struct {
 	e *Executor
 	vnodeProgress
