@@ -46,7 +46,7 @@ func parseName[T ~int](names []string, what, name string) (T, error) {
 	return 0, fmt.Errorf("unknown %s %q (have %s)", what, name, strings.Join(names, ", "))
 }
 
-// newStrategies make each Scan's strategy, indexed by the Scan.
+// newStrategies are the constructors of the Scans' strategies, indexed by the Scan.
 var newStrategies = [...]func(*Executor) strategy{
 	Merged:   newMergedScan,
 	PerVnode: newPerVnodeScan,
@@ -65,13 +65,14 @@ func newStrategy(e *Executor) (strategy, error) {
 // snapshot it reads, the progress it tracks and persists, what becomes of upstream
 // chunks while it runs, and what a barrier does to it. The Executor does the rest
 // (reading rows into chunks, materializing, handing epochs over) and calls these
-// at fixed points; it sets e.scan and e.snap to what the strategy opens.
+// at fixed points; a strategy sets e.scan and e.snap to what it opens, which the
+// Executor reads and closes.
 type strategy interface {
 	// resume restores the progress persisted in rs (one state per owned vnode;
 	// keys are their positions' memcomparable encodings, nil for none) and sets
 	// e.finished.
 	resume(rs []VnodeState, keys [][]byte) error
-	// start opens the scan when the job starts.
+	// start opens the scan when the job starts (unless it resumed finished).
 	start() error
 	// read records the scan's step: the row at key, ok, or the scan's end.
 	read(key []byte, ok bool)
