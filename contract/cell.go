@@ -21,7 +21,7 @@ type Cell struct {
 	Workload string
 	Rows     int64
 	Persist  bool
-	Scan     string // "merged" or "per-vnode"
+	Scan     string // a scankind.Kinds name
 	Barrier  rates.Cadence
 	Changes  rates.ChangeRate // left out of the name when the default
 	Limit    rates.RateLimit  // left out of the name when none

@@ -14,6 +14,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/contract/scankind"
 	"github.com/backfill-bench/backfill-bench/harness/history"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
@@ -23,12 +24,12 @@ import (
 // NightlyRecoveries are the nightly's recovery cells: the first cell of the
 // matrix on its first in-memory profile (a power loss needs the crashable
 // in-memory filesystem), persist off and on, the power cut at 90 % of the scan.
-// Its scan is the matrix's first that can recover (snapshot cannot yet): merged
-// when there is none.
+// Its scan is the matrix's first that can recover (scankind's Recovers; snapshot
+// cannot yet), or the first kind that can when the matrix has none.
 func NightlyRecoveries(m contract.Matrix, profiles *profile.Set) []runner.Recovery {
-	scan := "merged"
+	scan := scankind.Recoverable()[0]
 	for _, s := range m.Scans {
-		if s != "snapshot" {
+		if k, ok := scankind.Lookup(s); ok && k.Recovers {
 			scan = s
 			break
 		}

@@ -180,12 +180,13 @@ func BenchmarkPersistState(b *testing.B) {
 			}
 			e.state = db.NewBatch()
 			defer e.state.Close()
+			m := e.strat.(*mergedScan)
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				// A new position each time, so every call writes.
-				e.pos = []row.Datum{row.I64(int64(i))}
-				e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, nil)
-				if err := e.persist(); err != nil {
+				m.pos = []row.Datum{row.I64(int64(i))}
+				m.posKey = memcmp.AppendKey(m.posKey[:0], m.pos, nil)
+				if err := m.persist(nil); err != nil {
 					b.Fatal(err)
 				}
 				if e.state.Len() > 1<<20 {
@@ -267,8 +268,8 @@ func TestScanOverlay(t *testing.T) {
 			w.Sort()
 			epochs = append(epochs, w)
 		}
-		ex := &Executor{cfg: Config{Vnodes: allVnodes(vnodes)}}
-		ov := ex.merge(epochs)
+		rv := &reopened{e: &Executor{cfg: Config{Vnodes: allVnodes(vnodes)}}}
+		ov := rv.merge(epochs)
 		pos := keys[r.IntN(len(keys))]
 		if round%4 == 0 {
 			pos = -1 << 40 // from the start

@@ -1,11 +1,8 @@
 package backfill
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -16,64 +13,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/scaniter"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
-	"github.com/backfill-bench/backfill-bench/contract"
-	"github.com/backfill-bench/backfill-bench/contract/scankind"
 	"github.com/backfill-bench/backfill-bench/internal/extrawork"
 )
-
-// Scan is a scan strategy: RisingWave's no-shuffle backfill (merged), arrangement
-// backfill (per-vnode) and snapshot backfill (snapshot).
-type Scan int
-
-const (
-	// Merged scans all of an actor's vnodes merged in pk order, with one position.
-	Merged Scan = iota
-	// PerVnode scans each vnode on its own, interleaved, with a position per vnode.
-	PerVnode
-	// Snapshot reads one committed snapshot per vnode, then replays the upstream's
-	// change log, with barriers of its own (snapshot.go).
-	Snapshot
-)
-
-// Scans are the strategies' names, as ParseScan takes them: scankind.Kinds',
-// whose index is the Scan.
-var Scans = contract.Scans
-
-func (s Scan) String() string { return Scans[s] }
-
-// Kind is the strategy's entry in the table of scan kinds (its properties).
-func (s Scan) Kind() scankind.Kind { return scankind.Kinds[s] }
-
-// ParseScan returns the strategy named name.
-func ParseScan(name string) (Scan, error) { return parseName[Scan](Scans, "scan", name) }
-
-// parseName returns the value named name, its index in names; what says what it is.
-func parseName[T ~int](names []string, what, name string) (T, error) {
-	if i := slices.Index(names, name); i >= 0 {
-		return T(i), nil
-	}
-	return 0, fmt.Errorf("unknown %s %q (have %s)", what, name, strings.Join(names, ", "))
-}
-
-// Read is what a scan reopened after a barrier reads (DESIGN §2.3, "Snapshot reads").
-type Read int
-
-const (
-	// Uncommitted reads the epoch the barrier sealed without waiting for its commit:
-	// the last committed snapshot overlaid with the sealed epochs' writes to A.
-	Uncommitted Read = iota
-	// Checkpoint reads the last checkpoint's snapshot merged with the upstream
-	// changes the actor buffered since it.
-	Checkpoint
-)
-
-// Reads are the read modes' names, as ParseRead takes them.
-var Reads = []string{"uncommitted", "checkpoint"}
-
-func (r Read) String() string { return Reads[r] }
-
-// ParseRead returns the read mode named name.
-func ParseRead(name string) (Read, error) { return parseName[Read](Reads, "read mode", name) }
 
 // Config configures one backfill actor.
 type Config struct {
@@ -163,47 +104,23 @@ type Env struct {
 	OnChunk func(c *stream.Chunk)
 }
 
-// Executor is one actor's merged-scan backfill, with its materialize stage.
+// Executor is one actor's backfill, with its materialize stage; its scan kind's
+// strategy (strategy.go) does what differs by kind.
 type Executor struct {
 	cfg Config
 	env Env
 
-	scan  rowScan
-	vscan *scaniter.VnodeIter // scan, when per-vnode
-	snap  *storage.EpochSnapshot
-	full  bool // the epoch's EpochRows are read: the scan waits for the barrier
+	strat strategy
+	scan  scaniter.Scan          // the open scan (the strategy opens it)
+	snap  *storage.EpochSnapshot // the snapshot it reads
+	full  bool                   // the epoch's EpochRows are read: the scan waits for the barrier
 
 	// When the current phase began: scanning, or full.
 	scanFrom, fullAt time.Time
-	buffer           []*stream.Chunk
 
-	// The writes the scan overlays on its snapshot, when they are a merge of several
-	// epochs'. Read mode checkpoint: the writes to A of the upstream changes
-	// received since the last checkpoint, per epoch, and those of the current one.
-	overlay   storage.Writes
-	sinceCkpt []bufferedEpoch
-	epochToA  *storage.Writes
-
-	pos      []row.Datum // merged: last emitted pk; nil before the first row
-	posKey   []byte      // merged: memcomparable encoding of pos
-	finished bool
-	rows     []int64 // snapshot rows read per owned vnode
-
-	// Per-vnode scan: each owned vnode's last emitted pk (nil: not started), whether
-	// it is completed, and whether either changed since it was last persisted.
-	vposKey [][]byte
-	vdone   []bool
-	vdirty  []bool
-
-	// Snapshot scan: when its iterators were opened, and the upstream epoch its MV
-	// holds (the snapshot's, then each replayed one's).
-	openedAt  time.Time
-	sinceOpen int64 // rows since
-	dataEpoch uint64
-
-	persistedKey      []byte
-	persistedFinished bool
-	persistedAny      bool
+	buffer   []*stream.Chunk // upstream chunks received while the scan runs
+	finished bool            // the snapshot scan has ended
+	rows     []int64         // snapshot rows read per owned vnode
 
 	snapChunk *stream.Chunk
 	snapSlab  []row.Datum
@@ -232,31 +149,19 @@ func NewExecutor(cfg Config, env Env) (*Executor, error) {
 		cfg:       cfg,
 		env:       env,
 		rows:      make([]int64, n),
-		vposKey:   make([][]byte, n),
-		vdone:     make([]bool, n),
-		vdirty:    make([]bool, n),
 		snapChunk: stream.NewChunk(cfg.ChunkSize),
 		snapSlab:  make([]row.Datum, 0, cfg.ChunkSize*cols),
 		vnoder:    storage.NewVnoder(cfg.Schema, cfg.VnodeCount),
 		limit:     ratelimit.NewLimiter(cfg.RateLimit, cfg.ChunkSize),
 	}
+	var err error
+	if e.strat, err = newStrategy(e); err != nil {
+		return nil, err
+	}
 	if err := e.resume(); err != nil {
 		return nil, err
 	}
 	return e, nil
-}
-
-// bufferedEpoch is one epoch's upstream changes as writes to A, sorted.
-type bufferedEpoch struct {
-	epoch  uint64
-	writes *storage.Writes
-}
-
-// rowScan is a snapshot scan: MergeIter or VnodeIter.
-type rowScan interface {
-	Next() (key, value []byte, ok bool)
-	Err() error
-	Close() error
 }
 
 // resume restores the progress persisted in cfg.Resume.
@@ -279,30 +184,7 @@ func (e *Executor) resume() error {
 		}
 		e.rows[i] = st.RowCount
 	}
-	if e.cfg.Scan != Merged {
-		e.finished = true
-		for i, st := range rs {
-			e.vposKey[i], e.vdone[i] = keys[i], st.Finished
-			e.finished = e.finished && st.Finished
-		}
-		return nil
-	}
-	// One position describes a merged-scan actor, so its vnodes must agree: they do
-	// when the job resumes with the par it ran with, or with a par that splits each
-	// old actor's vnodes further, or when all are finished (positions no longer
-	// matter).
-	for i, st := range rs[1:] {
-		if st.Finished != rs[0].Finished || !st.Finished && !bytes.Equal(keys[i+1], keys[0]) {
-			return fmt.Errorf("backfill: actor %d: vnode %d (pos %v, finished %v) and vnode %d (pos %v, finished %v) were persisted with different progress, and the merged scan keeps one position per actor: resume with the par the job ran with (or one that splits its actors), or use scan=per-vnode",
-				e.cfg.Actor, rs[0].Vnode, row.Row(rs[0].Pos), rs[0].Finished, st.Vnode, row.Row(st.Pos), st.Finished)
-		}
-	}
-	e.pos, e.posKey, e.finished = rs[0].Pos, keys[0], rs[0].Finished
-	if e.pos != nil || e.finished {
-		// A copy: posKey's array is reused as the scan advances.
-		e.persistedKey, e.persistedFinished, e.persistedAny = bytes.Clone(keys[0]), e.finished, true
-	}
-	return nil
+	return e.strat.resume(rs, keys)
 }
 
 // Run processes the actor's input until the final barrier's epoch is delivered.
@@ -321,10 +203,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			e.env.OnExhausted()
 		}
 	} else {
-		if e.cfg.Read == Checkpoint && e.cfg.Scan != Snapshot {
-			e.epochToA = &storage.Writes{}
-		}
-		if err := e.openScan(e.env.Store.Committed()); err != nil {
+		if err := e.strat.start(); err != nil {
 			return err
 		}
 	}
@@ -366,88 +245,9 @@ func (e *Executor) Run(ctx context.Context) error {
 		if err := e.scanOne(); err != nil {
 			return err
 		}
-		if e.cfg.Scan == Snapshot {
-			if err := e.maybeRebuild(); err != nil {
-				return err
-			}
+		if err := e.strat.scanned(); err != nil {
+			return err
 		}
-	}
-}
-
-// openScan opens the scan of A at epoch after the position, as the read mode sees it.
-func (e *Executor) openScan(epoch uint64) error {
-	if e.cfg.Scan == Snapshot {
-		return e.openSnapshot()
-	}
-	e.closeScan()
-	var ov *storage.Writes
-	e.snap, ov = e.readView(epoch)
-	var err error
-	if e.cfg.Scan == PerVnode {
-		e.vscan, err = scaniter.NewVnodeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.vposKey, e.vdone)
-		if err == nil {
-			e.scan = e.vscan
-			e.markCompleted()
-		}
-	} else {
-		e.scan, err = scaniter.NewMergeIter(e.snap.Snap, ov, storage.TableUpstream, e.cfg.Vnodes, e.posKey)
-	}
-	if err != nil {
-		return fmt.Errorf("backfill: actor %d: open scan at epoch %d (%s read of snapshot %d): %w", e.cfg.Actor, epoch, e.cfg.Read, e.snap.Epoch, err)
-	}
-	e.part.ReadLag = epoch - e.snap.Epoch
-	for _, b := range e.sinceCkpt {
-		e.part.Buffered += int64(b.writes.Len())
-	}
-	return nil
-}
-
-// readView returns the snapshot (which closeScan releases) and the writes overlaid
-// on it that together are A at epoch, as the read mode sees it: uncommitted, the
-// latest commit and the epochs sealed since; checkpoint, the latest checkpoint and
-// the changes this actor received since, which are all of them for its vnodes.
-func (e *Executor) readView(epoch uint64) (*storage.EpochSnapshot, *storage.Writes) {
-	if e.cfg.Read == Uncommitted {
-		snap, sealed := e.env.Store.ReadUncommitted(epoch)
-		return snap, e.merge(sealed)
-	}
-	snap := e.env.Store.LatestCheckpoint()
-	n := 0
-	for n < len(e.sinceCkpt) && e.sinceCkpt[n].epoch <= snap.Epoch {
-		n++
-	}
-	e.sinceCkpt = slices.Delete(e.sinceCkpt, 0, n)
-	ws := make([]*storage.Writes, len(e.sinceCkpt))
-	for i, b := range e.sinceCkpt {
-		ws[i] = b.writes
-	}
-	return snap, e.merge(ws)
-}
-
-// merge returns the writes of the epochs ws (oldest first) to this actor's vnodes of
-// A as one sorted overlay, the later write of a key winning; one epoch's are used as
-// they are.
-func (e *Executor) merge(ws []*storage.Writes) *storage.Writes {
-	switch len(ws) {
-	case 0:
-		return nil
-	case 1:
-		return ws[0]
-	}
-	lo, _ := storage.VnodeBounds(storage.TableUpstream, e.cfg.Vnodes[0])
-	_, hi := storage.VnodeBounds(storage.TableUpstream, e.cfg.Vnodes[len(e.cfg.Vnodes)-1])
-	e.overlay.Reset()
-	for _, w := range ws {
-		e.overlay.Append(w, w.Search(lo), w.Search(hi))
-	}
-	e.overlay.Sort()
-	return &e.overlay
-}
-
-// markCompleted records the vnodes whose per-vnode scan has ended.
-func (e *Executor) markCompleted() {
-	for _, i := range e.vscan.Exhausted() {
-		e.vdone[i], e.vdirty[i] = true, true
 	}
 }
 
@@ -455,7 +255,7 @@ func (e *Executor) markCompleted() {
 func (e *Executor) closeScan() {
 	if e.scan != nil {
 		e.scan.Close()
-		e.scan, e.vscan = nil, nil
+		e.scan = nil
 	}
 	if e.snap != nil {
 		e.snap.Release()
@@ -467,9 +267,7 @@ func (e *Executor) closeScan() {
 // is full, or ends the scan.
 func (e *Executor) scanOne() error {
 	key, val, ok := e.scan.Next()
-	if e.vscan != nil {
-		e.markCompleted()
-	}
+	e.strat.read(key, ok)
 	if !ok {
 		if err := e.scan.Err(); err != nil {
 			return fmt.Errorf("backfill: actor %d: scan: %w", e.cfg.Actor, err)
@@ -487,14 +285,7 @@ func (e *Executor) scanOne() error {
 		e.snapSlab = e.snapSlab[:start+len(slab)]
 	}
 	e.snapChunk.Append(stream.Insert, row.Row(e.snapSlab[start:len(e.snapSlab):len(e.snapSlab)]))
-	vi := int(storage.KeyVnode(key) - e.cfg.Vnodes[0])
-	e.snapVnode = append(e.snapVnode, vi)
-	if e.vscan != nil {
-		// The chunk is emitted before anything reads a position, so the vnode's
-		// position can move with the row.
-		e.vposKey[vi] = append(e.vposKey[vi][:0], key[storage.PrefixLen:]...)
-		e.vdirty[vi] = true
-	}
+	e.snapVnode = append(e.snapVnode, e.vnodeIndex(key))
 	if e.limit.Limited() {
 		e.limit.Take(time.Now())
 	}
@@ -538,10 +329,7 @@ func (e *Executor) emitSnapshotChunk() error {
 	if e.env.OnEmit != nil {
 		e.env.OnEmit(n)
 	}
-	if e.cfg.Scan == Merged {
-		e.pos = e.cfg.Schema.PKOf(e.pos[:0], e.snapChunk.Rows[n-1])
-		e.posKey = memcmp.AppendKey(e.posKey[:0], e.pos, e.cfg.Schema.PKDesc)
-	}
+	e.strat.emitted(e.snapChunk)
 	e.snapChunk.Ops, e.snapChunk.Rows = e.snapChunk.Ops[:0], e.snapChunk.Rows[:0]
 	e.snapSlab, e.snapVnode = e.snapSlab[:0], e.snapVnode[:0]
 	return nil
@@ -577,32 +365,14 @@ func (e *Executor) handle(ctx context.Context, msg stream.Message) (done bool, e
 			return false, e.materialize(c)
 		}
 		e.buffer = append(e.buffer, c)
-		if e.epochToA != nil {
-			e.bufferToA(c)
-		}
+		e.strat.upstream(c)
 		return false, nil
-	}
-	if e.cfg.Scan == Snapshot {
-		return e.snapshotBarrier(ctx, msg.Barrier)
 	}
 	return e.barrier(ctx, msg.Barrier)
 }
 
-// bufferToA records upstream chunk c, all of it, as writes to A, for checkpoint
-// reads.
-func (e *Executor) bufferToA(c *stream.Chunk) {
-	s := e.cfg.Schema
-	for i, r := range c.Rows {
-		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableUpstream, e.vnoder.Of(r), s, r)
-		if c.Ops[i].IsDelete() {
-			e.epochToA.Delete(e.keyBuf)
-			continue
-		}
-		e.valBuf = row.AppendValue(e.valBuf[:0], r)
-		e.epochToA.Set(e.keyBuf, e.valBuf)
-	}
-}
-
+// barrier ends the epoch: the strategy's work on the scan, the state rows, the
+// part handed over, then the scan readied for the next epoch.
 func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, err error) {
 	start := time.Now()
 	switch {
@@ -611,36 +381,12 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	case e.scan != nil && !e.scanFrom.IsZero():
 		e.part.Phases.Scan = start.Sub(e.scanFrom)
 	}
-	if e.scan != nil && !e.finished && e.part.SnapshotRows == 0 && !e.limit.Paused() {
-		// Read at least one row per epoch, so progress never starves on short barriers.
-		if err := e.scanOne(); err != nil {
-			return false, err
-		}
-	}
-	if e.epochToA != nil && e.epochToA.Len() > 0 {
-		e.epochToA.Sort()
-		e.sinceCkpt = append(e.sinceCkpt, bufferedEpoch{b.Epoch.Curr, e.epochToA})
-		e.epochToA = &storage.Writes{}
-	}
-	if !e.finished {
-		if err := e.emitSnapshotChunk(); err != nil {
-			return false, err
-		}
-		for _, c := range e.buffer {
-			if e.cfg.Scan == PerVnode {
-				e.filterPerVnode(c)
-			} else {
-				FilterUpTo(c, e.cfg.Schema, e.pos)
-			}
-			if err := e.materialize(c); err != nil {
-				return false, err
-			}
-		}
-		e.buffer = e.buffer[:0]
+	if err := e.strat.barrier(b); err != nil {
+		return false, err
 	}
 	if e.cfg.Persist {
 		start := time.Now()
-		if err := e.persist(); err != nil {
+		if err := e.strat.persist(b); err != nil {
 			return false, err
 		}
 		e.part.StateTime = time.Since(start)
@@ -649,29 +395,15 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 		return false, err
 	}
 	if b.Final {
-		if !e.finished {
-			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished", e.cfg.Actor, b.Epoch.Curr)
+		if !e.finished || b.Creating {
+			return true, fmt.Errorf("backfill: actor %d: final barrier %d before the scan finished and the job joined its upstream", e.cfg.Actor, b.Epoch.Curr)
 		}
 		return true, nil
 	}
 	e.state = e.env.Store.DB.NewBatch()
-	if e.finished {
-		e.sinceCkpt, e.epochToA = nil, nil // nothing reads A any more
-		return false, nil
-	}
-	// The next scan reads the epoch this barrier ends, without waiting for its commit.
-	opened := time.Now()
-	if err := e.openScan(b.Epoch.Curr); err != nil {
-		return false, err
-	}
-	e.scanFrom = time.Now()
-	e.part.Phases.Open = e.scanFrom.Sub(opened)
-	return false, nil
+	return false, e.strat.next(b)
 }
 
-// filterPerVnode keeps visible the rows of c that the per-vnode scan has passed, by
-// the state of each row's vnode: all of a completed vnode, none of a vnode not
-// started, pk ≤ position otherwise.
 // deliver hands the epoch's part, ended by barrier b (handled since start), to the
 // collector, and takes up a new rate limit for the next epoch.
 func (e *Executor) deliver(ctx context.Context, b *stream.Barrier, start time.Time) error {
@@ -696,75 +428,10 @@ func (e *Executor) deliver(ctx context.Context, b *stream.Barrier, start time.Ti
 	return nil
 }
 
-func (e *Executor) filterPerVnode(c *stream.Chunk) {
-	if c.Vis == nil {
-		c.Vis = stream.NewBitmap(c.Len(), true)
-	}
-	for i, r := range c.Rows {
-		if !c.Vis.Get(i) {
-			continue
-		}
-		v := e.vnoder.Of(r)
-		vi := int(v - e.cfg.Vnodes[0])
-		if e.vdone[vi] {
-			continue
-		}
-		pos := e.vposKey[vi]
-		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableUpstream, v, e.cfg.Schema, r)
-		if pos == nil || bytes.Compare(e.keyBuf[storage.PrefixLen:], pos) > 0 {
-			c.Vis.Set(i, false)
-		}
-	}
-	fixSplitUpdates(c)
-}
+// vnodeIndex returns the index in Vnodes of the vnode of A's key.
+func (e *Executor) vnodeIndex(key []byte) int { return int(storage.KeyVnode(key) - e.cfg.Vnodes[0]) }
 
-// persist writes the state rows whose progress changed since they were last
-// written, in the epoch's batch, so state and MV rows commit together.
-func (e *Executor) persist() error {
-	if e.cfg.Scan != Merged {
-		return e.persistPerVnode()
-	}
-	if e.pos == nil && !e.finished {
-		return nil
-	}
-	if e.persistedAny && e.persistedFinished == e.finished && bytes.Equal(e.persistedKey, e.posKey) {
-		return nil
-	}
-	for i, v := range e.cfg.Vnodes {
-		if err := e.putState(VnodeState{Vnode: v, Pos: e.pos, Finished: e.finished, RowCount: e.rows[i]}); err != nil {
-			return err
-		}
-	}
-	e.persistedKey = append(e.persistedKey[:0], e.posKey...)
-	e.persistedFinished, e.persistedAny = e.finished, true
-	return nil
-}
-
-// persistPerVnode writes a state row for each vnode whose progress changed.
-func (e *Executor) persistPerVnode() error {
-	s := e.cfg.Schema
-	var pos []row.Datum
-	for i, v := range e.cfg.Vnodes {
-		if !e.vdirty[i] {
-			continue
-		}
-		e.vdirty[i] = false
-		pos = pos[:0]
-		if k := e.vposKey[i]; k != nil {
-			var err error
-			if pos, _, err = memcmp.DecodeKey(pos, k, len(s.PK), s.PKDesc); err != nil {
-				return fmt.Errorf("backfill: actor %d: vnode %d position %x: %w", e.cfg.Actor, v, k, err)
-			}
-		} else {
-			pos = nil
-		}
-		if err := e.putState(VnodeState{Vnode: v, Pos: pos, Finished: e.vdone[i], RowCount: e.rows[i]}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
+// putState writes st to the epoch's state rows.
 func (e *Executor) putState(st VnodeState) error {
 	e.keyBuf = AppendStateKey(e.keyBuf[:0], st.Vnode)
 	e.valBuf = AppendStateValue(e.valBuf[:0], st, len(e.cfg.Schema.PK))
@@ -781,22 +448,28 @@ func (e *Executor) putState(st VnodeState) error {
 // NetRows counts the changelog as a downstream aggregate would, which the pipeline
 // checks against |A|.
 func (e *Executor) materialize(c *stream.Chunk) error {
-	s := e.cfg.Schema
+	e.part.NetRows += e.writeChunk(&e.mv.upstream, storage.TableMV, c)
+	return nil
+}
+
+// writeChunk adds the visible rows of c to w as writes to table t, and returns
+// their inserts minus their deletes.
+func (e *Executor) writeChunk(w *storage.Writes, t storage.TableID, c *stream.Chunk) (net int64) {
 	for i, r := range c.Rows {
 		if !c.Visible(i) {
 			continue
 		}
-		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.vnoder.Of(r), s, r)
+		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], t, e.vnoder.Of(r), e.cfg.Schema, r)
 		if c.Ops[i].IsDelete() {
-			e.mv.upstream.Delete(e.keyBuf)
-			e.part.NetRows--
+			w.Delete(e.keyBuf)
+			net--
 			continue
 		}
 		e.valBuf = row.AppendValue(e.valBuf[:0], r)
-		e.mv.upstream.Set(e.keyBuf, e.valBuf)
-		e.part.NetRows++
+		w.Set(e.keyBuf, e.valBuf)
+		net++
 	}
-	return nil
+	return net
 }
 
 // materializeSnapshot applies the snapshot chunk, all inserts, to B in the epoch's

@@ -89,7 +89,7 @@ func TestFilterPerVnode(t *testing.T) {
 			want = append(want, v == 2 || v == 1 && k <= pos)
 		}
 	}
-	e.filterPerVnode(c)
+	e.strat.(*perVnodeScan).vnodeProgress.filter(c)
 	for i, r := range c.Rows {
 		if c.Visible(i) != want[i] {
 			t.Errorf("key %d (vnode %d): visible %v, want %v", r[0].I, storage.NewVnoder(&kv, 3).Of(r), c.Visible(i), want[i])

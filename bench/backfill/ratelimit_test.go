@@ -36,7 +36,7 @@ func TestLimiterKeepsDebtAcrossReopens(t *testing.T) {
 		t.Fatalf("Wait %v after 20 rows at 100 rows/s with a burst of 8, want ≥ 100ms", before)
 	}
 	for range 3 {
-		if err := e.openScan(st.Committed()); err != nil {
+		if err := e.strat.(*mergedScan).openScan(st.Committed()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -84,7 +84,7 @@ func TestSnapshotScanReadsOneSnapshotThenTheLog(t *testing.T) {
 				owned++
 			}
 			b.Delete(storage.AppendRowKey(nil, storage.TableUpstream, v, &kv, r), nil)
-			b.Set(storage.AppendLogKey(nil, 2, v, seq), AppendLogValue(nil, stream.Delete, r), nil)
+			b.Set(storage.AppendLogKey(nil, 2, v, seq), stream.AppendLogValue(nil, stream.Delete, r), nil)
 			seq++
 		}
 		if err := s.CommitEpoch(b, 2, true); err != nil {

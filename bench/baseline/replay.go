@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/pipeline"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/scaniter"
@@ -227,16 +226,12 @@ func ScanOnly(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
 // scanActor reads one actor's vnodes of A at snap, decoding every row, and
 // returns how many rows it read.
 func scanActor(ctx context.Context, j *pipeline.Job, snap *storage.EpochSnapshot, vnodes []uint16) (int64, error) {
-	var it interface {
-		Next() (key, value []byte, ok bool)
-		Err() error
-		Close() error
-	}
+	var it scaniter.Scan
 	var err error
-	if j.Config().Scan == backfill.PerVnode {
-		it, err = scaniter.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
-	} else {
+	if j.Config().Scan.Kind().OnePositionPerActor { // merged in pk order
 		it, err = scaniter.NewMergeIter(snap.Snap, nil, storage.TableUpstream, vnodes, nil)
+	} else {
+		it, err = scaniter.NewVnodeIter(snap.Snap, nil, storage.TableUpstream, vnodes, make([][]byte, len(vnodes)), make([]bool, len(vnodes)))
 	}
 	if err != nil {
 		return 0, err

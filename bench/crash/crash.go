@@ -233,8 +233,9 @@ func SmallJob(rows int64, scan backfill.Scan, persist bool, seed uint64) pipelin
 
 // Random draws a crash scenario from seed for a small job of rows rows: actors,
 // checkpoint frequency, one or two power losses (kind, instant, how much unsynced
-// data survives), for the per-vnode scan sometimes a rescale on recovery, the read
-// mode, and sometimes an object store (no WAL: checkpoints flush) for the disk.
+// data survives), for a scan that recovers with a position per vnode (per-vnode)
+// sometimes a rescale on recovery, the read mode, and sometimes an object store
+// (no WAL: checkpoints flush) for the disk.
 // The same seed gives the same scenario.
 func Random(seed uint64, rows int64, scan backfill.Scan, persist bool) Config {
 	r := rand.New(rand.NewPCG(seed, 0x72616e646f6d))
@@ -243,7 +244,7 @@ func Random(seed uint64, rows int64, scan backfill.Scan, persist bool) Config {
 	job.SnapshotRateLimit *= 2 / float64(job.Par)
 	job.CheckpointFrequency = []int{1, 3, 10}[r.IntN(3)] // 10: the seed's era
 	cfg := Config{Job: job, Seed: seed}
-	if scan == backfill.PerVnode && r.IntN(3) == 0 {
+	if k := scan.Kind(); k.Recovers && !k.OnePositionPerActor && r.IntN(3) == 0 {
 		cfg.RecoverPar = 1 + r.IntN(4)
 	}
 	for range 1 + r.IntN(4)/3 {

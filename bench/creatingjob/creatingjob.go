@@ -157,7 +157,7 @@ func (cj *Job) tap(ctx context.Context, a int, db *pebble.DB, schema *row.Schema
 		if c := msg.Chunk; c != nil {
 			for i, r := range c.Rows {
 				key = storage.AppendLogKey(key[:0], epoch, vnoder.Of(r), seq)
-				val = backfill.AppendLogValue(val[:0], c.Ops[i], r)
+				val = stream.AppendLogValue(val[:0], c.Ops[i], r)
 				w.Set(key, val)
 				seq++
 			}

@@ -21,7 +21,7 @@ import (
 func AppendKey(dst []byte, pk []row.Datum, desc []bool) []byte {
 	for i, d := range pk {
 		start := len(dst)
-		dst = appendDatum(dst, d)
+		dst = AppendDatum(dst, d)
 		if desc != nil && desc[i] {
 			for j := start; j < len(dst); j++ {
 				dst[j] = ^dst[j]
@@ -35,7 +35,7 @@ func AppendKey(dst []byte, pk []row.Datum, desc []bool) []byte {
 func AppendRowKey(dst []byte, s *row.Schema, r row.Row) []byte {
 	for i, c := range s.PK {
 		start := len(dst)
-		dst = appendDatum(dst, r[c])
+		dst = AppendDatum(dst, r[c])
 		if s.Desc(i) {
 			for j := start; j < len(dst); j++ {
 				dst[j] = ^dst[j]
@@ -45,7 +45,9 @@ func AppendRowKey(dst []byte, s *row.Schema, r row.Row) []byte {
 	return dst
 }
 
-func appendDatum(dst []byte, d row.Datum) []byte {
+// AppendDatum appends the ascending encoding of one datum to dst: AppendKey of a
+// one-column tuple, without its loop (for a per-row hash of a distribution key).
+func AppendDatum(dst []byte, d row.Datum) []byte {
 	dst = append(dst, byte(d.Kind))
 	switch d.Kind {
 	case row.Int64, row.Timestamp:

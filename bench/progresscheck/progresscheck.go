@@ -43,9 +43,12 @@ import (
 // the epoch after the last one replayed. Not checked per epoch: that B equals A at
 // each replayed epoch (only verify.MV, at the job's end, compares them).
 //
-// Its cost is in the job's window: per snapshot row a vnode hash, a key comparison
-// and a copy of the pk; per commit, the decoding of the state rows written, a few
-// point reads of A and B and a seek per vnode that finished.
+// Its cost is in the job's window: per snapshot row a vnode hash and a key
+// comparison (an integer key's in place: chunkInt); per commit, the state rows
+// written read and, where their bytes changed, decoded and compared (an actor's
+// batch repeated byte for byte is not read again), a few point reads of A and B
+// and, in one iterator, a seek per vnode that finished (README: "The check's
+// cost", measured).
 type Check struct {
 	schema  *row.Schema
 	persist bool
@@ -60,15 +63,48 @@ type Check struct {
 	// The state table as the epoch batches wrote it: each vnode's last written row.
 	table []backfill.VnodeState
 	has   []bool
+	// Each vnode's state value as last written: a rewrite of the same bytes (every
+	// vnode's, at each epoch of the snapshot scan's log phase) is not decoded again.
+	raw [][]byte
 	// The space of each vnode's table[v].Pos once an epoch wrote it, and of the
 	// state value being decoded: no allocation per state row.
 	pos     [][]row.Datum
 	decoded []row.Datum
-	key     []byte
+	// Each vnode's state key, keys[ends[v-1]:ends[v]]; the key a finished vnode's
+	// check seeks to.
+	keys []byte
+	ends []int
+	seek []byte
 	// Each actor's latest position at the previous commit, checked (B = A there)
 	// once that epoch's snapshot is readable.
 	heads []headPos
-	Alter func(*backfill.Part) // tests: a bug injected in the parts delivered
+	// Each vnode's state row changed in the commit being checked (until checked),
+	// and each actor's progress at its last check: an actor that emitted nothing
+	// since, whose vnodes' state rows did not change, is not compared again (the
+	// snapshot scan's log phase rewrites every state row at every epoch).
+	dirty   []bool
+	checked []checkedAt
+	// State rows changed so far, and each actor's last state batch with the
+	// count when it was read: the same batch again, with no state row changed
+	// since, writes what the table holds and is not read again.
+	changes int64
+	batches []sentBatch
+	Alter   func(*backfill.Part) // tests: a bug injected in the parts delivered
+}
+
+// sentBatch is an actor's last state batch (its repr) and the state rows changed
+// once it was read.
+type sentBatch struct {
+	repr    []byte
+	changes int64
+}
+
+// checkedAt is what an actor had emitted at its last check: rows (all vnodes')
+// and whether its scan had ended.
+type checkedAt struct {
+	ok        bool
+	total     int64
+	exhausted bool
 }
 
 // headPos is an actor's latest emitted pk and its vnode at one epoch.
@@ -88,8 +124,15 @@ type actorProgress struct {
 	schema *row.Schema
 	merged bool
 	vnoder *storage.Vnoder
-	// Per owned vnode, its last row in the chunk being read (-1: none), and the
-	// vnodes that have one: positions are copied once a chunk, not once a row.
+	// A primary key of one ascending integer column that is also the distribution
+	// key: that column and its kind (chunkInt).
+	intKey bool
+	pkCol  int
+	pkKind row.Kind
+	vnodes []uint16 // of the chunk's rows
+	// Per owned vnode, its last row in the chunk being read (-1: none, as between
+	// chunks), and the vnodes that have one: positions are copied once a chunk,
+	// not once a row.
 	inChunk []int32
 	touched []int
 	cur     epochProgress   // so far
@@ -107,6 +150,7 @@ type epochProgress struct {
 	pks       []row.Datum
 	emitted   []bool
 	rows      []int64
+	total     int64 // rows emitted, over its vnodes (those resumed from included)
 	head      []row.Datum
 	headVnode uint16
 	ran       bool // a row was emitted in this run (since a resume)
@@ -145,7 +189,8 @@ func New(cfg Config) (*Check, error) {
 	// The kind's properties say what its state rows must be: one position per actor
 	// (merged) or per vnode, in the upstream's epochs or a creating job's.
 	pc := &Check{schema: s, persist: cfg.Persist, merged: kind.OnePositionPerActor, snapshot: kind.RunsCreatingJob,
-		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), pos: make([][]row.Datum, cfg.Vnodes), heads: make([]headPos, cfg.Par)}
+		table: make([]backfill.VnodeState, cfg.Vnodes), has: make([]bool, cfg.Vnodes), pos: make([][]row.Datum, cfg.Vnodes), heads: make([]headPos, cfg.Par),
+		dirty: make([]bool, cfg.Vnodes), checked: make([]checkedAt, cfg.Par), batches: make([]sentBatch, cfg.Par)}
 	if kind.RunsCreatingJob {
 		if cfg.Resume != nil {
 			return nil, fmt.Errorf("progress check: scan=%s cannot resume", kind.Name)
@@ -156,20 +201,41 @@ func New(cfg Config) (*Check, error) {
 			pc.replayed = pc.snap.Epoch
 		}
 	}
+	pkLen := len(s.PK)
+	// Room for the usual state value and position of each vnode in one allocation
+	// each; a longer one (long strings in the key) allocates its own.
+	const valueRoom = 64
 	for v := range pc.table {
 		pc.table[v].Vnode = uint16(v)
 	}
-	pkLen := len(s.PK)
+	if Enabled {
+		raw, pos := make([]byte, cfg.Vnodes*valueRoom), make([]row.Datum, cfg.Vnodes*pkLen)
+		pc.raw, pc.ends = make([][]byte, cfg.Vnodes), make([]int, cfg.Vnodes)
+		for v := range pc.table {
+			pc.raw[v] = raw[v*valueRoom : v*valueRoom : (v+1)*valueRoom]
+			pc.pos[v] = pos[v*pkLen : v*pkLen : (v+1)*pkLen]
+			pc.keys = backfill.AppendStateKey(pc.keys, uint16(v))
+			pc.ends[v] = len(pc.keys)
+		}
+	}
 	for a := range cfg.Par {
 		lo, hi := storage.OwnedVnodes(a, cfg.Par, cfg.Vnodes)
 		n := hi - lo
 		ap := &actorProgress{lo: lo, pkLen: pkLen, schema: s, merged: pc.merged, vnoder: storage.NewVnoder(s, cfg.Vnodes), inChunk: make([]int32, n),
 			cur: epochProgress{pks: make([]row.Datum, n*pkLen), emitted: make([]bool, n), rows: make([]int64, n)}}
+		for i := range ap.inChunk {
+			ap.inChunk[i] = -1 // none: chunk leaves every entry so
+		}
+		if c := s.PK[0]; pkLen == 1 && !s.Desc(0) && len(s.DistKey) == 1 && s.DistKey[0] == c {
+			ap.pkCol, ap.pkKind = c, s.Columns[c].Kind
+			ap.intKey = ap.pkKind == row.Int64 || ap.pkKind == row.Timestamp
+		}
 		if cfg.Resume != nil {
 			done := true
 			for i, st := range cfg.Resume[lo:hi] {
 				pc.table[lo+i], pc.has[lo+i] = st, st.Pos != nil || st.Finished || st.RowCount != 0
 				ap.cur.rows[i] = st.RowCount
+				ap.cur.total += st.RowCount
 				done = done && st.Finished
 				if st.Pos != nil {
 					copy(ap.cur.pks[i*pkLen:], st.Pos)
@@ -197,62 +263,144 @@ func (pc *Check) Release() {
 	}
 }
 
-// chunk records a snapshot chunk actor a emitted.
+// chunk records a snapshot chunk actor a emitted: per row its vnode (hashed here)
+// and its order after the row it must follow (merged: the actor's previous one;
+// else its vnode's, in this chunk or before it); per touched vnode, once a chunk,
+// its last pk.
 func (a *actorProgress) chunk(c *stream.Chunk) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	p := &a.cur
-	for j := range a.inChunk {
-		a.inChunk[j] = -1
+	a.cur.total += int64(c.Len())
+	if a.intKey {
+		a.chunkInt(c)
+		return
 	}
+	p := &a.cur
 	a.touched = a.touched[:0]
+	last := -1 // the owned-vnode index of the chunk's last row
 	for n, r := range c.Rows {
 		v := a.vnoder.Of(r)
 		i := int(v) - a.lo
-		if i < 0 || i >= len(p.rows) {
+		if uint(i) >= uint(len(p.rows)) {
 			if p.bad == nil {
 				p.bad = fmt.Errorf("snapshot row pk %v is of vnode %d, which the actor does not own", row.Row(a.schema.PKOf(nil, r)), v)
 			}
 			continue
 		}
-		// The row it must follow: the actor's previous one (merged) or its vnode's,
-		// in this chunk or before it.
-		var prevRow row.Row
-		var prevPK []row.Datum
-		switch k := a.inChunk[i]; {
-		case a.merged && n > 0:
-			prevRow = c.Rows[n-1]
-		case a.merged:
-			prevPK = p.head
-		case k >= 0:
-			prevRow = c.Rows[k]
-		case p.emitted[i]:
-			prevPK = p.pks[i*a.pkLen : (i+1)*a.pkLen]
-		}
-		if prevRow != nil {
-			prevPK = nil
-			if a.schema.ComparePK(r, prevRow) <= 0 {
-				prevPK = a.schema.PKOf(nil, prevRow)
-			}
-		} else if prevPK != nil && a.schema.CompareRowToPK(r, prevPK) > 0 {
-			prevPK = nil
-		}
-		if p.bad == nil && prevPK != nil { // out of order
-			p.bad = fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", v, row.Row(a.schema.PKOf(nil, r)), row.Row(prevPK))
-		}
-		if a.inChunk[i] < 0 {
+		k := a.inChunk[i]
+		if k < 0 {
 			a.touched = append(a.touched, i)
+		}
+		var ordered bool
+		switch {
+		case a.merged && n > 0:
+			ordered = a.schema.ComparePK(r, c.Rows[n-1]) > 0
+		case a.merged:
+			ordered = len(p.head) == 0 || a.schema.CompareRowToPK(r, p.head) > 0
+		case k >= 0:
+			ordered = a.schema.ComparePK(r, c.Rows[k]) > 0
+		default:
+			ordered = !p.emitted[i] || a.schema.CompareRowToPK(r, p.pks[i*a.pkLen:(i+1)*a.pkLen]) > 0
+		}
+		if !ordered && p.bad == nil {
+			a.recordOutOfOrder(c, n, i, k)
 		}
 		a.inChunk[i] = int32(n)
 		p.rows[i]++
+		last = i
 	}
 	for _, i := range a.touched {
 		a.schema.PKOf(p.pks[i*a.pkLen:i*a.pkLen], c.Rows[a.inChunk[i]])
 		p.emitted[i], p.ran = true, true
+		a.inChunk[i] = -1
 	}
 	if n := c.Len(); n > 0 {
-		p.head, p.headVnode = a.schema.PKOf(p.head[:0], c.Rows[n-1]), uint16(a.lo+a.touchedLast(n-1))
+		p.head, p.headVnode = a.schema.PKOf(p.head[:0], c.Rows[n-1]), uint16(a.lo+max(last, 0))
 	}
+}
+
+// chunkInt is chunk for a primary key of one ascending integer column that is
+// also the distribution key (most workloads'), with the same checks: each row's
+// vnode hashed from its value, its value compared with its predecessor's (as
+// integers unless one is NULL), each vnode's position kept in place (pks[i] is
+// its last row's; such a datum's S is always empty).
+func (a *actorProgress) chunkInt(c *stream.Chunk) {
+	col, kind, p := a.pkCol, a.pkKind, &a.cur
+	var prev row.Datum // merged: the actor's previous row's key
+	hasPrev := a.merged && len(p.head) > 0
+	if hasPrev {
+		prev = p.head[0]
+	}
+	last := -1
+	a.vnodes = a.vnoder.OfRows(a.vnodes[:0], c.Rows)
+	for n, r := range c.Rows {
+		d := &r[col]
+		i := int(a.vnodes[n]) - a.lo
+		if uint(i) >= uint(len(p.rows)) {
+			if p.bad == nil {
+				p.bad = fmt.Errorf("snapshot row pk %v is of vnode %d, which the actor does not own", row.Row(a.schema.PKOf(nil, r)), i+a.lo)
+			}
+			continue
+		}
+		pk := &p.pks[i]
+		switch {
+		case a.merged:
+			if hasPrev && !after(d, &prev, kind) && p.bad == nil {
+				p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{prev})
+			}
+			prev.Kind, prev.I, hasPrev = d.Kind, d.I, true
+		case p.emitted[i] && !after(d, pk, kind) && p.bad == nil:
+			p.bad = outOfOrder(a.lo+i, r[col:col+1], []row.Datum{*pk})
+		}
+		pk.Kind, pk.I = d.Kind, d.I
+		p.emitted[i] = true
+		p.rows[i]++
+		last = i
+	}
+	if last >= 0 {
+		p.ran = true
+	}
+	if n := c.Len(); n > 0 {
+		p.head, p.headVnode = append(p.head[:0], c.Rows[n-1][col]), uint16(a.lo+max(last, 0))
+	}
+}
+
+// after is whether integer datum d (of kind, or NULL) orders after prev.
+func after(d, prev *row.Datum, kind row.Kind) bool {
+	if d.Kind == kind && prev.Kind == kind {
+		return d.I > prev.I
+	}
+	return compareDatums(d, prev) > 0
+}
+
+// compareDatums is row.Compare, out of after's line so that after inlines.
+//
+//go:noinline
+func compareDatums(a, b *row.Datum) int { return row.Compare(*a, *b) }
+
+// recordOutOfOrder records the error of chunk row n, of owned vnode index i,
+// emitted after the row it must follow (k: its vnode's previous row in the chunk,
+// or -1).
+func (a *actorProgress) recordOutOfOrder(c *stream.Chunk, n, i int, k int32) {
+	p := &a.cur
+	var prev []row.Datum
+	switch {
+	case a.merged && n > 0:
+		prev = a.schema.PKOf(nil, c.Rows[n-1])
+	case a.merged:
+		prev = p.head
+	case k >= 0:
+		prev = a.schema.PKOf(nil, c.Rows[k])
+	default:
+		prev = p.pks[i*a.pkLen : (i+1)*a.pkLen]
+	}
+	p.bad = outOfOrder(a.lo+i, a.schema.PKOf(nil, c.Rows[n]), prev)
+}
+
+// outOfOrder is the error of a snapshot row of vnode v with pk emitted after pk
+// prev.
+func outOfOrder(v int, pk, prev []row.Datum) error {
+	return fmt.Errorf("vnode %d: snapshot row pk %v emitted after pk %v: a scan emits each row once, in pk order (merged: over the actor, per-vnode: in each vnode)", v, row.Row(pk), row.Row(prev))
 }
 
 // chunkHead records, when the check is compiled out (Enabled false), only
@@ -263,16 +411,6 @@ func (a *actorProgress) chunkHead(c *stream.Chunk) {
 		a.cur.head = a.schema.PKOf(a.cur.head[:0], c.Rows[n-1])
 		a.mu.Unlock()
 	}
-}
-
-// touchedLast is the owned-vnode index of chunk row n, the last one read.
-func (a *actorProgress) touchedLast(n int) int {
-	for _, i := range a.touched {
-		if int(a.inChunk[i]) == n {
-			return i
-		}
-	}
-	return 0
 }
 
 // exhaust records that the actor's scan ended.
@@ -310,7 +448,7 @@ func (a *actorProgress) take(epoch uint64, creating bool) (epochProgress, bool) 
 		return epochProgress{}, false
 	}
 	p := a.sealed[0]
-	a.sealed = a.sealed[1:]
+	a.sealed = a.sealed[:copy(a.sealed, a.sealed[1:])] // in place: seal's appends reuse the space
 	return p, true
 }
 
@@ -326,7 +464,9 @@ func (pc *Check) Hooks(a int, env backfill.Env) backfill.Env {
 	env.OnChunk = ap.chunk
 	env.Deliver = func(ctx context.Context, p backfill.Part) error {
 		if pc.Alter != nil {
-			pc.Alter(&p)
+			q := p // on the heap only here, in tests
+			pc.Alter(&q)
+			p = q
 		}
 		ap.seal(p.Barrier.Epoch.Curr, p.Creating)
 		return deliver(ctx, p)
@@ -474,6 +614,9 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 	pkLen := len(pc.schema.PK)
 	var newlyFinished []int
 	for _, p := range parts {
+		if pc.sameBatch(p) {
+			continue
+		}
 		r := p.State.Reader()
 		for {
 			kind, k, val, ok, err := r.Next()
@@ -487,10 +630,15 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 			if !pc.persist {
 				return fail(v, "persist=off wrote a state row")
 			}
-			pc.key = backfill.AppendStateKey(pc.key[:0], uint16(v))
-			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, pc.key) {
+			if kind != pebble.InternalKeyKindSet || v >= len(pc.table) || !bytes.Equal(k, pc.stateKey(v)) {
 				return fail(v, "actor %d wrote a state key %x of kind %v; want a set of the vnode's state row", p.Actor, k, kind)
 			}
+			if pc.has[v] && bytes.Equal(val, pc.raw[v]) {
+				continue // as the vnode's state row holds (checked when written)
+			}
+			pc.raw[v] = append(pc.raw[v][:0], val...)
+			pc.dirty[v] = true
+			pc.changes++
 			var st backfill.VnodeState
 			st, pc.decoded, err = backfill.DecodeStateInto(pc.decoded, val, pkLen)
 			if err != nil {
@@ -507,6 +655,9 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 				newlyFinished = append(newlyFinished, v)
 			}
 			pc.table[v], pc.has[v] = st, true
+		}
+		if a := p.Actor; a >= 0 && a < len(pc.batches) {
+			pc.batches[a] = sentBatch{repr: append(pc.batches[a].repr[:0], p.State.Repr()...), changes: pc.changes}
 		}
 	}
 	snap := store.Latest()
@@ -528,7 +679,7 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 			}
 		}
 		pc.heads[a] = headPos{epoch: epoch, vnode: exp.headVnode, pk: exp.head}
-		if !pc.persist {
+		if !pc.persist || pc.unchanged(a, ap, exp) {
 			ap.recycle(exp)
 			continue
 		}
@@ -551,41 +702,82 @@ func (pc *Check) check(store *storage.Store, epoch uint64, creating bool, parts 
 				want.Finished && !got.Finished, pc.merged && got.Finished && !want.Finished:
 				return fail(v, "the state row has %s, but the rows emitted say %s", describeState(got), describeState(want))
 			}
+			pc.dirty[v] = false
 		}
+		pc.checked[a] = checkedAt{ok: true, total: exp.total, exhausted: exp.exhausted}
 		ap.recycle(exp)
 	}
+	if len(newlyFinished) == 0 {
+		return nil
+	}
+	read := snap
+	switch {
+	case pc.snapshot && pc.snap == nil:
+		return fail(newlyFinished[0], "persisted finished in the log phase, after every snapshot was read")
+	case pc.snapshot:
+		read = pc.snap
+	case snap.Epoch+1 != epoch:
+		return nil // not the epoch the scan read
+	}
+	// One iterator over A for every vnode that finished, seeking forward (the state
+	// rows come in vnode order).
+	lo, hi := storage.TableBounds(storage.TableUpstream)
+	it, err := read.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
 	for _, v := range newlyFinished {
-		read := snap
-		switch {
-		case pc.snapshot && pc.snap == nil:
-			return fail(v, "persisted finished in the log phase, after every snapshot was read")
-		case pc.snapshot:
-			read = pc.snap
-		case snap.Epoch+1 != epoch:
-			continue // not the epoch the scan read
-		}
-		if err := pc.checkFinished(read, label, epoch, v); err != nil {
+		if err := pc.checkFinished(it, read.Epoch, label, epoch, v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkFinished checks that A at snap, the snapshot the finishing scan read, has no
-// row of vnode v after the position persisted with finished.
-func (pc *Check) checkFinished(snap *storage.EpochSnapshot, label string, epoch uint64, v int) error {
-	lo, hi := storage.VnodeBounds(storage.TableUpstream, uint16(v))
+// sameBatch is whether part p's state batch is its actor's last one, byte for
+// byte, with no state row changed since that was read: its rows are as the state
+// table holds them (the snapshot scan's log phase rewrites every row each epoch).
+func (pc *Check) sameBatch(p backfill.Part) bool {
+	a := p.Actor
+	if a < 0 || a >= len(pc.batches) || pc.batches[a].repr == nil || pc.batches[a].changes != pc.changes {
+		return false
+	}
+	return bytes.Equal(p.State.Repr(), pc.batches[a].repr)
+}
+
+// unchanged is whether actor a's state rows must be as at its last check: it
+// emitted nothing since, its scan's end is as it was, and no state row of its
+// vnodes changed.
+func (pc *Check) unchanged(a int, ap *actorProgress, exp epochProgress) bool {
+	c := pc.checked[a]
+	if !c.ok || c.total != exp.total || c.exhausted != exp.exhausted {
+		return false
+	}
+	return !slices.Contains(pc.dirty[ap.lo:ap.lo+len(exp.rows)], true)
+}
+
+// stateKey is vnode v's state key.
+func (pc *Check) stateKey(v int) []byte {
+	lo := 0
+	if v > 0 {
+		lo = pc.ends[v-1]
+	}
+	return pc.keys[lo:pc.ends[v]]
+}
+
+// checkFinished checks that A at the snapshot the finishing scan read (it, an
+// iterator of table A at epoch snapEpoch) has no row of vnode v after the position
+// persisted with finished.
+func (pc *Check) checkFinished(it *pebble.Iterator, snapEpoch uint64, label string, epoch uint64, v int) error {
+	lo := storage.AppendPrefix(pc.seek[:0], storage.TableUpstream, uint16(v))
 	if pos := pc.table[v].Pos; pos != nil {
-		lo = append(memcmp.AppendKey(slices.Clone(lo), pos, pc.schema.PKDesc), 0) // just above pos
+		lo = append(memcmp.AppendKey(lo, pos, pc.schema.PKDesc), 0) // just above pos
 	}
-	it, err := snap.Snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
-	if err != nil {
-		return err
-	}
-	defer it.Close()
-	if it.First() {
+	pc.seek = lo
+	if it.SeekGE(lo) && storage.KeyVnode(it.Key()) == uint16(v) {
 		return fmt.Errorf("progress check: %s %d, vnode %d: persisted finished at %s, but A at epoch %d still has %s after it",
-			label, epoch, v, describeState(pc.table[v]), snap.Epoch, verify.DescribeKey(it.Key()[4:], pc.schema))
+			label, epoch, v, describeState(pc.table[v]), snapEpoch, verify.DescribeKey(it.Key()[4:], pc.schema))
 	}
 	return it.Error()
 }
@@ -666,7 +858,15 @@ func (pc *Check) Final(snap *storage.Snapshot) error {
 }
 
 func samePos(a, b []row.Datum) bool {
-	return slices.EqualFunc(a, b, func(x, y row.Datum) bool { return row.Compare(x, y) == 0 }) && (a == nil) == (b == nil)
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] && row.Compare(a[i], b[i]) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func describeState(st backfill.VnodeState) string {

@@ -173,7 +173,14 @@ func (s *Schema) PKOf(dst []Datum, r Row) []Datum {
 // the comparison the backfill filter uses.
 func (s *Schema) ComparePK(a, b Row) int {
 	for i, c := range s.PK {
-		if r := Compare(a[c], b[c]); r != 0 {
+		x, y := &a[c], &b[c]
+		var r int
+		if x.Kind == y.Kind && (x.Kind == Int64 || x.Kind == Timestamp) { // most keys: inline
+			r = cmpInt(x.I, y.I)
+		} else {
+			r = Compare(*x, *y)
+		}
+		if r != 0 {
 			if s.Desc(i) {
 				return -r
 			}
@@ -183,11 +190,29 @@ func (s *Schema) ComparePK(a, b Row) int {
 	return 0
 }
 
+// cmpInt is Compare of two integer datums' values.
+func cmpInt(x, y int64) int {
+	if x < y {
+		return -1
+	}
+	if x > y {
+		return 1
+	}
+	return 0
+}
+
 // CompareRowToPK orders a row's primary key against a bare key tuple (one datum per PK
 // column).
 func (s *Schema) CompareRowToPK(r Row, pk []Datum) int {
 	for i, c := range s.PK {
-		if x := Compare(r[c], pk[i]); x != 0 {
+		a, b := &r[c], &pk[i]
+		var x int
+		if a.Kind == b.Kind && (a.Kind == Int64 || a.Kind == Timestamp) { // most keys: inline
+			x = cmpInt(a.I, b.I)
+		} else {
+			x = Compare(*a, *b)
+		}
+		if x != 0 {
 			if s.Desc(i) {
 				return -x
 			}

@@ -22,6 +22,14 @@ const (
 	firstPrefetch = 4
 )
 
+// Scan is either scan: its rows in order, key and value valid until the next call,
+// then whether an error ended them.
+type Scan interface {
+	Next() (key, value []byte, ok bool)
+	Err() error
+	Close() error
+}
+
 // MergeIter is the merged-vnode scan: one Pebble iterator per vnode, read ahead a
 // few rows at a time, merged in primary-key order by a tournament (loser) tree on the
 // key bytes after the table|vnode prefix: each row replays one leaf-to-root path,

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"hash/crc32"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/backfill-bench/backfill-bench/bench/memcmp"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 	"github.com/backfill-bench/backfill-bench/bench/row"
 )
@@ -58,6 +60,62 @@ func TestVnoderSpreadsAndIsStable(t *testing.T) {
 	if NewVnoder(s, 1).Of(row.Row{row.I64(42)}) != 0 {
 		t.Error("one vnode: want vnode 0")
 	}
+}
+
+// TestVnoderOfMatchesEncoding: Of, which hashes integer columns from their values,
+// gives the vnode of its definition (crc32 of the encoded distribution key) for
+// keys of every kind, one column or several, including nulls and the integer
+// extremes.
+func TestVnoderOfMatchesEncoding(t *testing.T) {
+	schemas := []*row.Schema{
+		{Columns: []row.Column{{Name: "id", Kind: row.Int64}}, PK: []int{0}, DistKey: []int{0}},
+		{Columns: []row.Column{{Name: "ts", Kind: row.Timestamp}}, PK: []int{0}, DistKey: []int{0}},
+		{Columns: []row.Column{{Name: "s", Kind: row.String}, {Name: "id", Kind: row.Int64}}, PK: []int{1, 0}, DistKey: []int{1}},
+		{Columns: []row.Column{{Name: "s", Kind: row.String}, {Name: "id", Kind: row.Int64}, {Name: "f", Kind: row.Float64}, {Name: "b", Kind: row.Bool}},
+			PK: []int{0, 1}, DistKey: []int{1, 0, 2, 3}},
+	}
+	ints := []int64{0, 1, -1, 42, 1 << 40, -(1 << 40), 9223372036854775807, -9223372036854775808}
+	for si, s := range schemas {
+		for _, count := range []int{256, 7, 4096} {
+			v := NewVnoder(s, count)
+			for i := range 2000 {
+				r := make(row.Row, len(s.Columns))
+				for c, col := range s.Columns {
+					x := ints[i%len(ints)] + int64(i*7919+c)
+					switch {
+					case i%13 == c:
+						r[c] = row.NullDatum
+					case col.Kind == row.Int64:
+						r[c] = row.I64(x)
+					case col.Kind == row.Timestamp:
+						r[c] = row.TS(x)
+					case col.Kind == row.String:
+						r[c] = row.Str(fmt.Sprintf("k%d\x00%d", x, i))
+					case col.Kind == row.Float64:
+						r[c] = row.F64(float64(x) / 3)
+					case col.Kind == row.Bool:
+						r[c] = row.B(i%2 == 0)
+					}
+				}
+				want := v.ofEncoded(r)
+				if got := v.Of(r); got != want {
+					t.Fatalf("schema %d, %d vnodes, row %v: Of = %d, the encoding's crc gives %d", si, count, r, got, want)
+				}
+				if got := v.OfRows(nil, []row.Row{r}); got[0] != want {
+					t.Fatalf("schema %d, %d vnodes, row %v: OfRows = %d, the encoding's crc gives %d", si, count, r, got[0], want)
+				}
+			}
+		}
+	}
+}
+
+// ofEncoded is Of by its definition: the encoding, then crc32.Update (tests).
+func (v *Vnoder) ofEncoded(r row.Row) uint16 {
+	var b []byte
+	for _, c := range v.schema.DistKey {
+		b = memcmp.AppendKey(b, r[c:c+1], nil)
+	}
+	return uint16(crc32.Update(0, castagnoli, b) % uint32(v.count))
 }
 
 func TestKeyBounds(t *testing.T) {
