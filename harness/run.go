@@ -190,7 +190,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 			return nil, err
 		}
 		if cfg.RawCopy {
-			writeBaselinePlan(cfg.Stdout, cells, cfg.Count)
+			writeBaselinePlan(cfg.Stdout, s.profiles, cells, cfg.Count)
 		}
 		if len(impossible)+len(skipped) > 0 {
 			fmt.Fprintln(cfg.Stdout)
@@ -218,14 +218,29 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		return nil, err
 	}
 	defer remove()
-	pass, err := runner.RunPass(ctx, s.passConfig(dir, "", cfg.Output), []runner.Side{side}, trials)
+	pc := s.passConfig(dir, "", cfg.Output)
+	xc := s.passConfig(dir, "extras", cfg.Output)
+	var replays []*benchfmt.Result // each cell's replay, run right after the cell
+	var failedReplays []string
+	if cfg.RawCopy {
+		// A cell's replay runs right after each of its jobs, so that the two meet
+		// the same load and backfill ÷ replay is not biased by the machine's drift.
+		pc.AfterTrial = func(ctx context.Context, t runner.Trial) {
+			if ctx.Err() != nil {
+				return
+			}
+			res, failed := runner.RunExtrasOfRound(ctx, xc, side, []runner.Extra{runner.Baseline{Cell: t.Cell, Benchmark: contract.ReplayBenchmark}}, t.Round)
+			replays, failedReplays = append(replays, res...), append(failedReplays, failed...)
+		}
+	}
+	pass, err := runner.RunPass(ctx, pc, []runner.Side{side}, trials)
 	rep := &RunReport{Dir: dir, Results: pass.Results[0], Rounds: pass.Rounds[0], Units: pass.Units, Pass: pass}
 	if err != nil {
 		return rep, err
 	}
 	var extras []runner.Extra
 	if cfg.RawCopy {
-		extras = runner.BaselinesOf(cells)
+		extras = runner.TableBaselinesOf(cells)
 	}
 	if cfg.Shard.Count <= 1 || cfg.Shard.Index == 1 {
 		for _, r := range cfg.Recoveries {
@@ -233,14 +248,22 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		}
 	}
 	var extrasErr error // runs after the cells that failed
-	if len(extras) > 0 && ctx.Err() == nil {
-		var failed []string
-		rep.Extras, failed = runner.RunExtras(ctx, s.passConfig(dir, "extras", cfg.Output), side, extras, cfg.Count)
+	rep.Extras = replays
+	if (len(extras) > 0 && ctx.Err() == nil) || len(replays)+len(failedReplays) > 0 {
+		failed := failedReplays
+		if len(extras) > 0 && ctx.Err() == nil {
+			more, moreFailed := runner.RunExtras(ctx, xc, side, extras, cfg.Count)
+			rep.Extras, failed = append(rep.Extras, more...), append(failed, moreFailed...)
+		}
 		for _, f := range failed {
 			log.Warn("a run after the cells failed", "run", strings.SplitN(f, "\n", 2)[0])
 		}
 		if len(failed) > 0 {
-			extrasErr = appendFailures(dir, failed, len(extras)*cfg.Count)
+			planned := len(extras) * cfg.Count
+			if cfg.RawCopy {
+				planned += len(trials)
+			}
+			extrasErr = appendFailures(dir, failed, planned)
 		}
 		if len(rep.Extras) > 0 {
 			// They go into results.txt after the cells; the summary and the plots
@@ -427,12 +450,13 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 }
 
 // writeBaselinePlan says which baselines run after the cells.
-func writeBaselinePlan(w io.Writer, cells []contract.Cell, count int) {
+func writeBaselinePlan(w io.Writer, set *profile.Set, cells []contract.Cell, count int) {
 	n := map[string]int{}
 	for _, e := range runner.BaselinesOf(cells) {
 		base, _ := benchfmt.Name(e.Name()).Parts()
 		n[string(base)]++
 	}
-	fmt.Fprintf(w, "\nbaselines, %d rounds after the cells: %d append-order copies (BenchmarkRawCopy, one per table), %d scan-only reads (BenchmarkScanOnly, one per scan), %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first)\n",
-		count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark], n[contract.ReplayBenchmark])
+	est := time.Duration(runner.EstimateBaselines(cells, set, count) * float64(time.Second)).Round(time.Second)
+	fmt.Fprintf(w, "\nbaselines, about %v more: %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first), each right after its cell's job in every round; then %d rounds of %d append-order copies (BenchmarkRawCopy, one per table) and %d scan-only reads (BenchmarkScanOnly, one per scan)\n",
+		est, n[contract.ReplayBenchmark], count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark])
 }

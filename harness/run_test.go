@@ -25,12 +25,16 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/judge"
 	"github.com/backfill-bench/backfill-bench/harness/runner"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
 // The test binary doubles as a fake bench binary when this variable is set; the
 // cell's row count picks what it does (see fakeBench).
 const fakeEnv = "BACKFILL_BENCH_FAKE"
+
+// fakeLogEnv, when set, names a file the fake appends each run's -test.bench to.
+const fakeLogEnv = "BACKFILL_BENCH_FAKE_LOG"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(fakeEnv) != "" {
@@ -65,6 +69,17 @@ func fakeBench(args []string) int {
 	}
 	if fs.Lookup("test.bench").Value.String() == "^$" {
 		return 0 // no benchmark, as the real binary (the runner's probe)
+	}
+	if name := os.Getenv(fakeLogEnv); name != "" {
+		f, err := os.OpenFile(name, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintln(f, fs.Lookup("test.bench").Value.String())
+			err = errors.Join(err, f.Close())
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	if *flags.StartGate {
 		if err := gate.AwaitStart(); err != nil {
@@ -442,15 +457,34 @@ func TestDryRunSkipsImpossible(t *testing.T) {
 	}
 }
 
-// TestRunRawCopy: with RawCopy, every table is copied raw, read scan-only and every
-// cell replayed --count times after the cells, and results.txt holds them, with
-// the run's config, after the cells.
+// TestRunRawCopy: with RawCopy, every cell's replay runs right after each of the
+// cell's jobs, every table is copied raw and read scan-only --count times after
+// the cells, and results.txt holds them, with the run's config, after the cells.
 func TestRunRawCopy(t *testing.T) {
 	cfg := fakeConfig(t, "1,10", 2)
 	cfg.RawCopy = true
+	runs := filepath.Join(t.TempDir(), "runs.log")
+	t.Setenv(fakeLogEnv, runs)
 	rep, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	data, err := os.ReadFile(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Right after: after the job, or after its pair's two jobs when they ran at
+	// once (a duet), before any other cell's job and the tables' baselines.
+	order := strings.Fields(string(data))
+	for i, bench := range order {
+		cell, ok := strings.CutPrefix(bench, "^BenchmarkBackfill$/")
+		if !ok {
+			continue
+		}
+		j := slices.Index(order[i:], "^BenchmarkReplay$/"+cell)
+		if j < 0 || j > 3 || slices.ContainsFunc(order[i+1:i+j], func(s string) bool { return !strings.Contains(s, "/^rows="+rowsOf(cell)+"$/") }) {
+			t.Errorf("run %d, %s, is not followed by its replay:\n%s", i+1, bench, data)
+		}
 	}
 	var cells, copies, scans, replays int
 	for _, r := range readResults(t, rep.Dir) {
@@ -550,7 +584,7 @@ func TestDuetHalvesTheRoom(t *testing.T) {
 	}{{"sequential", []bool{false, true}, false}, {"duet", []bool{false, true}, true}, {"duet", []bool{true}, false}} {
 		cfg := fakeConfig(t, "10000000", 1)
 		cfg.DryRun, cfg.Pairing, cfg.Matrix.Persist = true, tc.pairing, tc.persist
-		need := runner.NeededBytes(cfg.Matrix.Cells()[0])
+		need := cost.Bytes(cfg.Matrix.Cells()[0])
 		cfg.Room = func() testbed.Room { return testbed.Room{Memory: int64(float64(need) / 0.6)} }
 		var out strings.Builder
 		cfg.Stdout = &out
@@ -559,4 +593,11 @@ func TestDuetHalvesTheRoom(t *testing.T) {
 			t.Errorf("%s, persist %v: skipped %v, want %v (err %v)", tc.pairing, tc.persist, got, tc.skipped, err)
 		}
 	}
+}
+
+// rowsOf is the rows field of a cell's -test.bench pattern.
+func rowsOf(pattern string) string {
+	_, after, _ := strings.Cut(pattern, "/^rows=")
+	rows, _, _ := strings.Cut(after, "$")
+	return rows
 }

@@ -107,6 +107,10 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 		return nil, err
 	}
 	fsStart := j.Store().FS.Stats()
+	compactStart, err := j.Store().CompactionCPU()
+	if err != nil {
+		return nil, fmt.Errorf("baseline: replay: %w", err)
+	}
 	cpuStart := j.CPU()
 	start := time.Now()
 	var last *storage.Upload // uploads end in commit order: the last ends after all
@@ -145,6 +149,11 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 	}
 	res.Wall = time.Since(start)
 	res.CPU = j.CPU() - cpuStart
+	compactEnd, err := j.Store().CompactionCPU()
+	if err != nil {
+		return nil, fmt.Errorf("baseline: replay: %w", err)
+	}
+	res.CompactCPU = compactEnd - compactStart // offloaded compactions', as the backfill reports them
 	fsJob := j.Store().FS.Stats()
 	res.FS = fsJob.Sub(fsStart)
 	res.FinalEpoch = epoch

@@ -198,25 +198,33 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	header := "backfill rows/s\t"
 	for _, b := range contract.Baselines {
 		header += "÷ " + b.Label + "\t"
+		if b.Benchmark == contract.ReplayBenchmark {
+			header += "per round\t"
+		}
 	}
 	wrote := false
 	for _, c := range cells {
-		bf := judge.Median(byName[c.FullName()])
+		bfs := byName[c.FullName()]
+		bf := judge.Median(bfs)
 		line := fmt.Sprintf("%.0f\t", bf)
 		any := false
 		for _, b := range contract.Baselines {
-			if vs := byName[c.BaselineName(b.Benchmark)]; len(vs) > 0 && bf > 0 {
+			vs := byName[c.BaselineName(b.Benchmark)]
+			if len(vs) > 0 && bf > 0 {
 				line += fmt.Sprintf("%.3f\t", bf/judge.Median(vs))
 				any = true
 			} else {
 				line += "—\t"
+			}
+			if b.Benchmark == contract.ReplayBenchmark {
+				line += perRound(bfs, vs) + "\t"
 			}
 		}
 		if !any {
 			continue
 		}
 		if !wrote {
-			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: min–max of each round's ratio, the replay run right after the cell; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
 				return false, err
 			}
 			fmt.Fprintf(tw, "%s\tcell\n", header)
@@ -228,4 +236,21 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 		return false, nil
 	}
 	return true, tw.Flush()
+}
+
+// perRound is the range of the per-round ratios backfill ÷ replay, "min–max", the
+// i-th replay taken as the i-th backfill's (each runs right after its cell's job,
+// in round order); "—" when the two do not pair one to one or there is one round.
+func perRound(backfill, replay []float64) string {
+	if len(backfill) != len(replay) || len(backfill) < 2 {
+		return "—"
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, b := range backfill {
+		if replay[i] <= 0 {
+			return "—"
+		}
+		lo, hi = min(lo, b/replay[i]), max(hi, b/replay[i])
+	}
+	return fmt.Sprintf("%.3f–%.3f", lo, hi)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/gate"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
 
@@ -269,10 +270,10 @@ func TestWritePlanDuetEstimate(t *testing.T) {
 	p, _ := set.Get("mem")
 	var sequential, duet float64
 	for _, c := range cells {
-		sequential += 2 * EstimateCost(c, p)
+		sequential += 2 * cost.Run(c, p)
 	}
-	duet = 2 * (duetShare*(EstimateCost(cells[0], p)+EstimateCost(cells[1], p)) +
-		duetShare*(EstimateCost(cells[2], p)+EstimateCost(cells[3], p)) + EstimateCost(alone, p))
+	duet = 2 * (duetShare*(cost.Run(cells[0], p)+cost.Run(cells[1], p)) +
+		duetShare*(cost.Run(cells[2], p)+cost.Run(cells[3], p)) + cost.Run(alone, p))
 	for _, tc := range []struct {
 		pairing Pairing
 		want    string

@@ -9,7 +9,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 )
 
 // Extra is a benchmark run beside the cells, after them: a baseline or a recovery.
@@ -116,44 +118,89 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 	return out
 }
 
-// RunExtras runs each extra count times on the side's binary, round by round,
-// after the cells (not interleaved with them), and returns their results with the
+// EstimateBaselines is the seconds count rounds of the cells' baselines take, by
+// cost.Run of their cells.
+func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int) float64 {
+	sum := 0.0
+	for _, e := range BaselinesOf(cells) {
+		c, f := contract.Cell{}, float64(cost.TableRead)
+		switch b := e.(type) {
+		case Baseline:
+			c = b.Cell
+			if b.Benchmark == contract.ReplayBenchmark {
+				f = cost.Replay
+			}
+		case RawCopy:
+			c = b.Cell
+		}
+		p, _ := set.Get(c.Profile)
+		sum += f * cost.Run(c, p)
+	}
+	return sum * float64(count)
+}
+
+// TableBaselinesOf are BaselinesOf without the replays: the baselines of a table
+// or scan, run after the cells, where each replay runs right after its cell's job.
+func TableBaselinesOf(cells []contract.Cell) []Extra {
+	var out []Extra
+	for _, e := range BaselinesOf(cells) {
+		if b, ok := e.(Baseline); !ok || b.Benchmark != contract.ReplayBenchmark {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// RunExtras runs each extra count times on the side's binary, round by round
+// (after the cells, not interleaved with them), and returns their results with the
 // harness's config and, per run that failed, a line saying why followed by the end
 // of its output (indented), as failures.txt holds them.
 func RunExtras(ctx context.Context, cfg PassConfig, s Side, extras []Extra, count int) ([]*benchfmt.Result, []string) {
 	var results []*benchfmt.Result
 	var failed []string
 	for round := 1; round <= count; round++ {
-		for _, rc := range extras {
-			if ctx.Err() != nil {
-				return results, append(failed, "interrupted")
+		res, f := RunExtrasOfRound(ctx, cfg, s, extras, round)
+		results, failed = append(results, res...), append(failed, f...)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return results, failed
+}
+
+// RunExtrasOfRound runs each extra once as RunExtras's round (a replay after its cell's job).
+func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extra, round int) ([]*benchfmt.Result, []string) {
+	var results []*benchfmt.Result
+	var failed []string
+	for _, rc := range extras {
+		if ctx.Err() != nil {
+			return results, append(failed, "interrupted")
+		}
+		prof, err := cfg.Profiles.Get(rc.ProfileName())
+		if err != nil {
+			failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
+			continue
+		}
+		var stdout bytes.Buffer
+		stderr := &tailBuffer{max: 8 << 10}
+		err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
+			Stdout: &stdout, Stderr: stderr}.Run(ctx)
+		if err != nil {
+			failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
+			continue
+		}
+		found := false
+		r := benchfmt.NewReader(bytes.NewReader(stdout.Bytes()), rc.Name())
+		for r.Scan() {
+			if res, ok := r.Result().(*benchfmt.Result); ok && contract.Label(string(res.Name)) == rc.Name() {
+				res = res.Clone()
+				addConfig(res, s.Checkout, cfg.Machine, prof, false)
+				results = append(results, res)
+				found = true
 			}
-			prof, err := cfg.Profiles.Get(rc.ProfileName())
-			if err != nil {
-				failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
-				continue
-			}
-			var stdout bytes.Buffer
-			stderr := &tailBuffer{max: 8 << 10}
-			err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
-				Stdout: &stdout, Stderr: stderr}.Run(ctx)
-			if err != nil {
-				failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
-				continue
-			}
-			found := false
-			r := benchfmt.NewReader(bytes.NewReader(stdout.Bytes()), rc.Name())
-			for r.Scan() {
-				if res, ok := r.Result().(*benchfmt.Result); ok && contract.Label(string(res.Name)) == rc.Name() {
-					res = res.Clone()
-					addConfig(res, s.Checkout, cfg.Machine, prof, false)
-					results = append(results, res)
-					found = true
-				}
-			}
-			if !found {
-				failed = append(failed, extraFailure(rc, round, "no result in the output", failureTail(stdout.String(), stderr.String())))
-			}
+		}
+		if !found {
+			failed = append(failed, extraFailure(rc, round, "no result in the output", failureTail(stdout.String(), stderr.String())))
 		}
 	}
 	return results, failed

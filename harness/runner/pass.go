@@ -48,6 +48,10 @@ type PassConfig struct {
 	// Instructions, when set, counts every job's instructions under callgrind
 	// (Pairing then does not apply: jobs run as many at once as there are CPUs).
 	Instructions *Instructions
+	// AfterTrial, when set, runs after each trial finished (or failed), before the
+	// next starts: a run's replay baselines go there, so a cell and its replay
+	// meet the same load.
+	AfterTrial func(ctx context.Context, t Trial)
 }
 
 // Failure is a trial that did not produce a verified result.
@@ -146,6 +150,11 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 		}
 		if ctx.Err() != nil {
 			break
+		}
+		if cfg.AfterTrial != nil {
+			for _, t := range group {
+				cfg.AfterTrial(ctx, t)
+			}
 		}
 	}
 	prog.finish()

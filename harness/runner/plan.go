@@ -11,6 +11,7 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 )
 
 // Trial is one process of a bench binary: one job of one cell on one side.
@@ -82,34 +83,6 @@ func ParseShard(s string) (Shard, error) {
 	return Shard{i, n}, nil
 }
 
-// workloadCost is a workload table's relative cost per row (narrow = 1), measured
-// on the in-memory profile.
-var workloadCost = map[string]float64{"narrow": 1, "bid": 2.5, "person": 2.5, "auction": 3, "wide": 6}
-
-// EstimateCost is a cell's expected seconds per run: a process start and the load
-// of table A, plus the job, by rows, workload, the profile's disk and the snapshot
-// rate limit.
-func EstimateCost(c contract.Cell, p profile.Profile) float64 {
-	table, _, _ := strings.Cut(c.Workload, "+")
-	w, ok := workloadCost[table]
-	if !ok {
-		w = 3
-	}
-	perRow := 4e-6 * w // load + job + verification on mem, 2 cores
-	bytes := 400 * w * float64(c.Rows)
-	cost := 0.3 + perRow*float64(c.Rows)
-	if bw := max(p.WriteBandwidth, p.Bandwidth); bw > 0 {
-		cost += bytes / float64(bw)
-	}
-	if r := c.Limit.Slowest(); r > 0 { // the scan cannot go faster than its limit
-		cost = max(cost, 0.3+float64(c.Rows)/float64(r*int64(c.Par)))
-	}
-	if c.Limit.Paused() { // it waits out the pause first
-		cost += c.Limit.Step.After.Seconds()
-	}
-	return cost
-}
-
 // ShardCells picks the shard's cells. Cells that differ only in persist stay
 // together, so that each on/off pair is measured on one machine; groups go to
 // shards by longest-processing-time-first on the estimated cost, which is
@@ -131,7 +104,7 @@ func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contrac
 		}
 		p, _ := profiles.Get(c.Profile)
 		g.cells = append(g.cells, c)
-		g.cost += EstimateCost(c, p)
+		g.cost += cost.Run(c, p)
 	}
 	order := append([]*group(nil), groups...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].cost > order[j].cost })
@@ -175,13 +148,13 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 	estimate, duets := 0.0, 0
 	for i := 0; i < len(trials); i++ {
 		p, _ := set.Get(trials[i].Cell.Profile)
-		cost := EstimateCost(trials[i].Cell, p)
+		secs := cost.Run(trials[i].Cell, p)
 		if pairing == Duet && i+1 < len(trials) && paired(trials[i], trials[i+1]) && duetFits(p) {
-			cost = duetShare * (cost + EstimateCost(trials[i+1].Cell, p))
+			secs = duetShare * (secs + cost.Run(trials[i+1].Cell, p))
 			duets++
 			i++
 		}
-		estimate += cost
+		estimate += secs
 	}
 	how := ""
 	if duets > 0 {

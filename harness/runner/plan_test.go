@@ -10,6 +10,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/rates"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 )
 
 func TestShardCellsPartitionAndBalance(t *testing.T) {
@@ -32,7 +33,7 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 		p, _ := profiles.Get(c.Profile)
 		k := c
 		k.Persist = false
-		pairs[k] += EstimateCost(c, p)
+		pairs[k] += cost.Run(c, p)
 	}
 	largest := 0.0
 	for _, c := range pairs {
@@ -44,10 +45,10 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 		for i := 1; i <= n; i++ {
 			cells := ShardCells(all, profiles, Shard{i, n})
 			union = append(union, cells...)
-			cost := 0.0
+			secs := 0.0
 			for _, c := range cells {
 				p, _ := profiles.Get(c.Profile)
-				cost += EstimateCost(c, p)
+				secs += cost.Run(c, p)
 				// On and off of a configuration run on one machine.
 				twin := c
 				twin.Persist = !c.Persist
@@ -55,7 +56,7 @@ func TestShardCellsPartitionAndBalance(t *testing.T) {
 					t.Errorf("n=%d shard %d has %s without its persist twin", n, i, c.Name())
 				}
 			}
-			costs = append(costs, cost)
+			costs = append(costs, secs)
 		}
 		names := func(cs []contract.Cell) []string {
 			var out []string
@@ -87,23 +88,6 @@ func TestParseShard(t *testing.T) {
 		if _, err := ParseShard(in); (err == nil) != ok {
 			t.Errorf("ParseShard(%q): err = %v", in, err)
 		}
-	}
-}
-
-func TestEstimateCostHonoursTheRateLimit(t *testing.T) {
-	set, err := profile.NewSet(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := set.Get("mem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 300_000, Par: 2, Barrier: rates.Every(100 * time.Millisecond)}
-	free := EstimateCost(c, p)
-	c.Limit = rates.RateLimit{Rate: 10_000} // two actors at 10k rows/s: 15 s of scan
-	if limited := EstimateCost(c, p); limited < 15 || limited <= free {
-		t.Errorf("estimate %v s with a 10k/s limit (%v s without), want at least 15 s", limited, free)
 	}
 }
 

@@ -3,24 +3,12 @@ package runner
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 )
-
-// NeededBytes is about how much a cell's job stores at its peak: table A, the MV,
-// the WAL and the compactions' outputs before their inputs go, from the bytes per
-// row a workload writes (the shard cost estimate's) with room to spare.
-func NeededBytes(c contract.Cell) int64 {
-	table, _, _ := strings.Cut(c.Workload, "+")
-	w, ok := workloadCost[table]
-	if !ok {
-		w = 3
-	}
-	return int64(400 * w * float64(c.Rows))
-}
 
 // FitRoom keeps the cells whose jobs fit the room, using at most 80 % of it, and
 // says for each one left out what it needs, what there is, and what to do. Under
@@ -33,7 +21,7 @@ func FitRoom(cells []contract.Cell, set *profile.Set, room testbed.Room, pairing
 			kept = append(kept, c) // the runner reports an unknown profile itself
 			continue
 		}
-		need := NeededBytes(c)
+		need := cost.Bytes(c)
 		var have int64
 		var where, fix string
 		switch p.FS {
