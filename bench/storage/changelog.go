@@ -39,15 +39,40 @@ var creatingEpochKey = append(AppendPrefix(nil, TableMeta, 0), "creating_epoch".
 // so it neither moves committed_epoch nor publishes a snapshot: the upstream's next
 // commit does. b is closed.
 func (s *Store) CommitCreating(b *pebble.Batch, epoch, dataEpoch uint64, sync bool) error {
+	u, err := s.CommitCreatingAsync(b, epoch, dataEpoch, sync)
+	if err != nil || u == nil {
+		return err
+	}
+	select {
+	case <-u.done:
+		return nil
+	case <-s.closing:
+		return fmt.Errorf("storage: creating epoch %d: the store closed before its upload ended", epoch)
+	}
+}
+
+// CommitCreatingAsync is CommitCreating, except that on an object store a
+// checkpoint's flush and upload go on in the background, as CommitEpochAsync's do:
+// the engine's uploader syncs a creating job's epochs as it does the upstream's,
+// without holding up the next barriers. The Upload (nil when the commit was
+// durable, or needed not be, at return) ends in commit order with the upstream's.
+func (s *Store) CommitCreatingAsync(b *pebble.Batch, epoch, dataEpoch uint64, sync bool) (*Upload, error) {
 	defer b.Close()
 	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, epoch), dataEpoch)
 	if err := b.Set(creatingEpochKey, v, nil); err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.commit(b, sync); err != nil {
-		return fmt.Errorf("storage: commit creating epoch %d: %w", epoch, err)
+	if !sync || !s.objectStore || s.gates != nil {
+		if err := s.commit(b, sync); err != nil {
+			return nil, fmt.Errorf("storage: commit creating epoch %d: %w", epoch, err)
+		}
+		return nil, nil
 	}
-	return nil
+	flushed, err := s.commitFlushing(b)
+	if err != nil {
+		return nil, fmt.Errorf("storage: commit creating epoch %d: %w", epoch, err)
+	}
+	return s.upload(flushed, nil), nil
 }
 
 // CreatingEpoch reads creating_epoch at snap: the creating job's last committed

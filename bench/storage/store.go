@@ -325,9 +325,23 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 		s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), sync)
 		return nil, nil
 	}
-	touched, err := s.commitBatch(b, pebble.NoSync)
+	flushed, err := s.commitFlushing(b)
 	if err != nil {
 		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
+	snap := newEpochSnapshot(epoch, s.NewSnapshot())
+	snap.refs.Add(1) // the upload's, until it ends
+	s.publish(snap, false)
+	return s.upload(flushed, snap), nil
+}
+
+// commitFlushing commits b unsynced and starts the flush of the groups it touched
+// (once the previous checkpoint's flush ended, with serial flushes), returning a
+// channel closed when that flush has ended.
+func (s *Store) commitFlushing(b *pebble.Batch) (<-chan struct{}, error) {
+	touched, err := s.commitBatch(b, pebble.NoSync)
+	if err != nil {
+		return nil, err
 	}
 	if s.serialFlushes && s.lastFlush != nil {
 		// Pebble flushes the memtables queued when a flush begins together: a
@@ -336,17 +350,21 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 		select {
 		case <-s.lastFlush:
 		case <-s.closing:
-			return nil, fmt.Errorf("storage: commit epoch %d: the store closed while the previous checkpoint flushed", epoch)
+			return nil, errors.New("the store closed while the previous checkpoint flushed")
 		}
 	}
 	flushed, err := s.asyncFlush(touched)
 	if err != nil {
-		return nil, fmt.Errorf("storage: commit epoch %d: flush to the object store: %w", epoch, err)
+		return nil, fmt.Errorf("flush to the object store: %w", err)
 	}
 	s.lastFlush = flushed
-	snap := newEpochSnapshot(epoch, s.NewSnapshot())
-	snap.refs.Add(1) // the upload's, until it ends
-	s.publish(snap, false)
+	return flushed, nil
+}
+
+// upload returns the Upload that ends once flushed is closed and every earlier
+// upload has ended; it then makes snap (if not nil), whose reference it takes, the
+// latest checkpoint.
+func (s *Store) upload(flushed <-chan struct{}, snap *EpochSnapshot) *Upload {
 	u := &Upload{done: make(chan struct{})}
 	s.mu.Lock()
 	prev := s.lastUpload
@@ -360,17 +378,21 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 			select {
 			case <-ch:
 			case <-s.closing: // a queued flush never ends once the DB closes
-				snap.Release()
+				if snap != nil {
+					snap.Release()
+				}
 				return
 			}
 		}
 		s.mu.Lock()
-		s.setCheckpoint(snap)
+		if snap != nil {
+			s.setCheckpoint(snap)
+		}
 		u.at = time.Now() // once readers can see the checkpoint
 		s.mu.Unlock()
 		close(u.done)
 	}()
-	return u, nil
+	return u
 }
 
 // Upload is a checkpoint's flush to the object store, going on in the background.
