@@ -1107,10 +1107,7 @@ func (c *collector) awaitUploads(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 		e := &c.res.Creating[u.epoch]
-		e.Latency = max(e.Latency, u.At().Sub(e.Injected))
-		if u.At().After(c.finalCommit) {
-			c.finalCommit = u.At()
-		}
+		e.Latency = max(e.Latency, u.At().Sub(e.Injected)) // before the final checkpoint's end
 	}
 	if len(c.uploads) == 0 {
 		return nil

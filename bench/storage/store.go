@@ -316,37 +316,34 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return nil, err
 	}
+	u, err := s.commitAsync(b, epoch, true, sync)
+	if err != nil {
+		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
+	return u, nil
+}
+
+// commitAsync commits b, durable when sync at return or (object store, compactions not
+// serial) when its Upload ends; publish: a snapshot at epoch, checkpoint once durable.
+func (s *Store) commitAsync(b *pebble.Batch, epoch uint64, publish, sync bool) (*Upload, error) {
 	if !sync || !s.objectStore || s.gates != nil {
 		// With serial compactions a checkpoint flushes and compacts before the
 		// commit returns, so that the next epoch's writes find them done.
 		if err := s.commit(b, sync); err != nil {
-			return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+			return nil, err
 		}
-		s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), sync)
+		if publish {
+			s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), sync)
+		}
 		return nil, nil
 	}
-	flushed, err := s.commitFlushing(b)
-	if err != nil {
-		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
-	}
-	snap := newEpochSnapshot(epoch, s.NewSnapshot())
-	snap.refs.Add(1) // the upload's, until it ends
-	s.publish(snap, false)
-	return s.upload(flushed, snap), nil
-}
-
-// commitFlushing commits b unsynced and starts the flush of the groups it touched
-// (once the previous checkpoint's flush ended, with serial flushes), returning a
-// channel closed when that flush has ended.
-func (s *Store) commitFlushing(b *pebble.Batch) (<-chan struct{}, error) {
 	touched, err := s.commitBatch(b, pebble.NoSync)
 	if err != nil {
 		return nil, err
 	}
 	if s.serialFlushes && s.lastFlush != nil {
-		// Pebble flushes the memtables queued when a flush begins together: a
-		// checkpoint queued behind a slow flush would share the next one's
-		// sstable, and the bytes written would depend on timing.
+		// Pebble flushes the memtables queued when a flush begins together: a checkpoint
+		// queued behind a slow flush would share its sstable, bytes depending on timing.
 		select {
 		case <-s.lastFlush:
 		case <-s.closing:
@@ -358,13 +355,12 @@ func (s *Store) commitFlushing(b *pebble.Batch) (<-chan struct{}, error) {
 		return nil, fmt.Errorf("flush to the object store: %w", err)
 	}
 	s.lastFlush = flushed
-	return flushed, nil
-}
-
-// upload returns the Upload that ends once flushed is closed and every earlier
-// upload has ended; it then makes snap (if not nil), whose reference it takes, the
-// latest checkpoint.
-func (s *Store) upload(flushed <-chan struct{}, snap *EpochSnapshot) *Upload {
+	var snap *EpochSnapshot
+	if publish {
+		snap = newEpochSnapshot(epoch, s.NewSnapshot())
+		snap.refs.Add(1) // the upload's, until it ends
+		s.publish(snap, false)
+	}
 	u := &Upload{done: make(chan struct{})}
 	s.mu.Lock()
 	prev := s.lastUpload
@@ -392,7 +388,7 @@ func (s *Store) upload(flushed <-chan struct{}, snap *EpochSnapshot) *Upload {
 		s.mu.Unlock()
 		close(u.done)
 	}()
-	return u
+	return u, nil
 }
 
 // Upload is a checkpoint's flush to the object store, going on in the background.
