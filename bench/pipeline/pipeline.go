@@ -951,9 +951,11 @@ type collector struct {
 	firstCommit time.Time
 	finalEpoch  uint64
 	finalCommit time.Time
-	uploads     []epochUpload    // checkpoints' uploads in the background, in commit order
-	record      EpochRecorder    // nil: not recording
-	cj          *creatingjob.Job // snapshot scan: the creating job's control (nil: a coupled scan)
+	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
+	// creatingUploads are the creating job's, each of c.res.Creating[epoch].
+	creatingUploads []epochUpload
+	record          EpochRecorder    // nil: not recording
+	cj              *creatingjob.Job // snapshot scan: the creating job's control (nil: a coupled scan)
 	// creatingPending is the creating work not yet in an upstream epoch's trace.
 	creatingPending EpochTrace
 	progress        *progresscheck.Check
@@ -1098,6 +1100,15 @@ func (c *collector) run(ctx context.Context) error {
 // done once it committed, its upload ended and the epoch before it was done, so
 // the job ends when its final checkpoint is durable.
 func (c *collector) awaitUploads(ctx context.Context) error {
+	for _, u := range c.creatingUploads {
+		select {
+		case <-u.Done():
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		e := &c.res.Creating[u.epoch]
+		e.Latency = max(e.Latency, u.At().Sub(e.Injected)) // before the final checkpoint's end
+	}
 	if len(c.uploads) == 0 {
 		return nil
 	}

@@ -76,8 +76,12 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		}
 	}
 	committing := time.Now()
-	if err := c.store.CommitCreating(b, seq, data, bar.Checkpoint); err != nil {
+	upload, err := c.store.CommitCreatingAsync(b, seq, data, bar.Checkpoint)
+	if err != nil {
 		return err
+	}
+	if upload != nil { // its latency ends with the upload, in awaitUploads
+		c.creatingUploads = append(c.creatingUploads, epochUpload{len(c.res.Creating), upload})
 	}
 	if c.progress != nil {
 		if err := c.progress.CommittedCreating(c.store, seq); err != nil {

@@ -257,7 +257,7 @@ func TestProgressCheckSnapshotLogPhase(t *testing.T) {
 			}
 		}
 	}
-	if err := j.store.CommitCreating(mv, 1, s, false); err != nil {
+	if _, err := j.store.CommitCreatingAsync(mv, 1, s, false); err != nil {
 		t.Fatal(err)
 	}
 	if err := pc.CommittedCreating(j.store, 1); err == nil || !strings.Contains(err.Error(), "creating epoch 1, vnode 3: at actor 0's position") {
@@ -265,7 +265,7 @@ func TestProgressCheckSnapshotLogPhase(t *testing.T) {
 	}
 	commit(2, s+2, "must be replayed in order")
 	commit(2, s+1, "")
-	if err := j.store.CommitCreating(j.store.DB.NewBatch(), 2, s, false); err != nil { // the replayed epoch not recorded
+	if _, err := j.store.CommitCreatingAsync(j.store.DB.NewBatch(), 2, s, false); err != nil { // the replayed epoch not recorded
 		t.Fatal(err)
 	}
 	if err := pc.CommittedCreating(j.store, 2); err == nil || !strings.Contains(err.Error(), "creating_epoch holds") {

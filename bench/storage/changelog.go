@@ -33,21 +33,22 @@ func LogBounds(epoch uint64, first, last uint16) (lo, hi []byte) {
 
 var creatingEpochKey = append(AppendPrefix(nil, TableMeta, 0), "creating_epoch"...)
 
-// CommitCreating commits b, a creating job's epoch (its MV and state rows), with the
-// metadata row creating_epoch = (epoch, the upstream epoch its MV holds), synced when
-// sync is set. A creating job commits apart from its upstream (snapshot backfill),
-// so it neither moves committed_epoch nor publishes a snapshot: the upstream's next
-// commit does. b is closed.
-func (s *Store) CommitCreating(b *pebble.Batch, epoch, dataEpoch uint64, sync bool) error {
+// CommitCreatingAsync commits b, a creating job's epoch (MV and state rows), with
+// the row creating_epoch = (epoch, the upstream epoch its MV holds), durably when
+// sync is set, uploading as CommitEpochAsync does (the engine's uploader syncs every
+// job's epochs alike). It neither moves committed_epoch nor publishes a snapshot:
+// the upstream's next commit does (snapshot backfill). b is closed.
+func (s *Store) CommitCreatingAsync(b *pebble.Batch, epoch, dataEpoch uint64, sync bool) (*Upload, error) {
 	defer b.Close()
 	v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, epoch), dataEpoch)
 	if err := b.Set(creatingEpochKey, v, nil); err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.commit(b, sync); err != nil {
-		return fmt.Errorf("storage: commit creating epoch %d: %w", epoch, err)
+	u, err := s.commitAsync(b, epoch, false, sync)
+	if err != nil {
+		return nil, fmt.Errorf("storage: commit creating epoch %d: %w", epoch, err)
 	}
-	return nil
+	return u, nil
 }
 
 // CreatingEpoch reads creating_epoch at snap: the creating job's last committed

@@ -35,9 +35,11 @@ func TestCompactionGroupsSeparateTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	b = s.DB.NewBatch()
-	if err := s.CommitCreating(b, 1, 2, true); err != nil {
+	u, err := s.CommitCreatingAsync(b, 1, 2, true)
+	if err != nil {
 		t.Fatal(err)
 	}
+	<-u.Done()
 	dbs := s.Groups()
 	if len(dbs) != 2 {
 		t.Fatalf("%d groups, want 2", len(dbs))

@@ -421,6 +421,59 @@ func TestCheckpointUploadsOverlap(t *testing.T) {
 	}
 }
 
+// TestCreatingUploadOverlaps: a creating job's checkpoint on an object store
+// commits at once (its creating_epoch row readable) and uploads in the background,
+// as the upstream's do, so the upstream's next checkpoint commits while it still
+// uploads; the uploads end in commit order, and only the upstream's moves the
+// latest checkpoint.
+func TestCreatingUploadOverlaps(t *testing.T) {
+	const put = 400 * time.Millisecond // long beside a commit: nothing here waits for it by chance
+	throttle := meterfs.NewThrottle(meterfs.ThrottleConfig{Upload: &meterfs.Upload{Latency: meterfs.Latency{Median: put}}})
+	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db", Throttle: throttle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	b := s.DB.NewBatch()
+	b.Set([]byte("c001"), []byte("v"), nil)
+	uc, err := s.CommitCreatingAsync(b, 1, 7, true)
+	if err != nil || uc == nil {
+		t.Fatalf("creating epoch 1: upload %v, err %v; want an upload in the background", uc, err)
+	}
+	snap := s.NewSnapshot()
+	epoch, data, ok, err := CreatingEpoch(snap)
+	snap.Close()
+	if err != nil || !ok || epoch != 1 || data != 7 {
+		t.Errorf("creating_epoch after the commit: (%d, %d, %v, %v), want (1, 7) at once", epoch, data, ok, err)
+	}
+	b = s.DB.NewBatch()
+	b.Set([]byte("e001"), []byte("v"), nil)
+	uu, err := s.CommitEpochAsync(b, 1, true)
+	if err != nil || uu == nil {
+		t.Fatalf("epoch 1: upload %v, err %v; want an upload in the background", uu, err)
+	}
+	select {
+	case <-uc.Done():
+		t.Fatal("the upstream's checkpoint committed only after the creating one's upload ended: no overlap")
+	default:
+	}
+	<-uc.Done()
+	c := s.LatestCheckpoint()
+	if c.Epoch != 0 && c.Epoch != 1 {
+		t.Errorf("after the creating upload: checkpoint %d, want 0 or 1 (the upstream's)", c.Epoch)
+	}
+	c.Release()
+	<-uu.Done()
+	if uu.At().Before(uc.At()) {
+		t.Errorf("the upstream's upload ended at %v, before the earlier creating one's at %v", uu.At(), uc.At())
+	}
+	c = s.LatestCheckpoint()
+	defer c.Release()
+	if c.Epoch != 1 {
+		t.Errorf("after both uploads: checkpoint %d, want 1", c.Epoch)
+	}
+}
+
 // TestLargeEpochDoesNotStallTheNext: an epoch batch over half the memtable becomes
 // a flushable batch; with Pebble's default of 2 memtables the next commit waits for
 // its flush, while the default here (the engine's shared buffer holds sealed

@@ -316,37 +316,51 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 	if err := b.Set(committedEpochKey, binary.BigEndian.AppendUint64(nil, epoch), nil); err != nil {
 		return nil, err
 	}
+	u, err := s.commitAsync(b, epoch, true, sync)
+	if err != nil {
+		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+	}
+	return u, nil
+}
+
+// commitAsync commits b, durable when sync at return or (object store, compactions not
+// serial) when its Upload ends; publish: a snapshot at epoch, checkpoint once durable.
+func (s *Store) commitAsync(b *pebble.Batch, epoch uint64, publish, sync bool) (*Upload, error) {
 	if !sync || !s.objectStore || s.gates != nil {
 		// With serial compactions a checkpoint flushes and compacts before the
 		// commit returns, so that the next epoch's writes find them done.
 		if err := s.commit(b, sync); err != nil {
-			return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+			return nil, err
 		}
-		s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), sync)
+		if publish {
+			s.publish(newEpochSnapshot(epoch, s.NewSnapshot()), sync)
+		}
 		return nil, nil
 	}
 	touched, err := s.commitBatch(b, pebble.NoSync)
 	if err != nil {
-		return nil, fmt.Errorf("storage: commit epoch %d: %w", epoch, err)
+		return nil, err
 	}
 	if s.serialFlushes && s.lastFlush != nil {
-		// Pebble flushes the memtables queued when a flush begins together: a
-		// checkpoint queued behind a slow flush would share the next one's
-		// sstable, and the bytes written would depend on timing.
+		// Pebble flushes the memtables queued when a flush begins together: a checkpoint
+		// queued behind a slow flush would share its sstable, bytes depending on timing.
 		select {
 		case <-s.lastFlush:
 		case <-s.closing:
-			return nil, fmt.Errorf("storage: commit epoch %d: the store closed while the previous checkpoint flushed", epoch)
+			return nil, errors.New("the store closed while the previous checkpoint flushed")
 		}
 	}
 	flushed, err := s.asyncFlush(touched)
 	if err != nil {
-		return nil, fmt.Errorf("storage: commit epoch %d: flush to the object store: %w", epoch, err)
+		return nil, fmt.Errorf("flush to the object store: %w", err)
 	}
 	s.lastFlush = flushed
-	snap := newEpochSnapshot(epoch, s.NewSnapshot())
-	snap.refs.Add(1) // the upload's, until it ends
-	s.publish(snap, false)
+	var snap *EpochSnapshot
+	if publish {
+		snap = newEpochSnapshot(epoch, s.NewSnapshot())
+		snap.refs.Add(1) // the upload's, until it ends
+		s.publish(snap, false)
+	}
 	u := &Upload{done: make(chan struct{})}
 	s.mu.Lock()
 	prev := s.lastUpload
@@ -360,12 +374,16 @@ func (s *Store) CommitEpochAsync(b *pebble.Batch, epoch uint64, sync bool) (*Upl
 			select {
 			case <-ch:
 			case <-s.closing: // a queued flush never ends once the DB closes
-				snap.Release()
+				if snap != nil {
+					snap.Release()
+				}
 				return
 			}
 		}
 		s.mu.Lock()
-		s.setCheckpoint(snap)
+		if snap != nil {
+			s.setCheckpoint(snap)
+		}
 		u.at = time.Now() // once readers can see the checkpoint
 		s.mu.Unlock()
 		close(u.done)
