@@ -75,22 +75,7 @@ func TestCheckpointedProfilesFlushEveryCheckpoint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := Default()
-			cleanup, err := cfg.UseProfile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cleanup()
-			cfg.Rows, cfg.Vnodes, cfg.Persist, cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.SettleWait = 12_000, 16, true, 200, 2, 100*time.Millisecond
-			j, err := Prepare(t.Context(), cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer j.Close()
-			res, err := j.Run(t.Context())
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, res := runCheckpointedJob(t, p, Default().Scan)
 			var ckpts int64
 			for _, e := range res.Epochs {
 				if e.Checkpoint {
@@ -112,6 +97,31 @@ func TestCheckpointedProfilesFlushEveryCheckpoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runCheckpointedJob runs a job smaller than the quick suite's (12 000 rows, 16
+// vnodes, persist on, a barrier every 200 rows: ~60 checkpoints) on profile p with
+// scan, and returns it (closed when the test ends) and its result.
+func runCheckpointedJob(t *testing.T, p profile.Profile, scan backfill.Scan) (*Job, *Result) {
+	t.Helper()
+	cfg := Default()
+	cleanup, err := cfg.UseProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	cfg.Scan = scan
+	cfg.Rows, cfg.Vnodes, cfg.Persist, cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.SettleWait = 12_000, 16, true, 200, 2, 100*time.Millisecond
+	j, err := Prepare(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { j.Close() })
+	res, err := j.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, res
 }
 
 // TestHummockBytesRepeat: two jobs on hummock (serial compactions, compaction
@@ -138,23 +148,7 @@ func TestHummockBytesRepeat(t *testing.T) {
 		t.Run(backfill.Scans[scan], func(t *testing.T) {
 			var bytes [2][2]int64
 			for i := range bytes {
-				cfg := Default()
-				cleanup, err := cfg.UseProfile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer cleanup()
-				cfg.Scan = scan
-				cfg.Rows, cfg.Vnodes, cfg.Persist, cfg.BarrierRows, cfg.ChangesPerEpoch, cfg.SettleWait = 12_000, 16, true, 200, 2, 100*time.Millisecond
-				j, err := Prepare(t.Context(), cfg)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer j.Close()
-				res, err := j.Run(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
+				j, res := runCheckpointedJob(t, p, scan)
 				bytes[i] = [2]int64{res.FS.Bytes[meterfs.Flush], res.FS.Bytes[meterfs.Compaction]}
 				dbs := j.Store().Groups()
 				if len(dbs) != 2 {

@@ -53,10 +53,9 @@ func Run(c contract.Cell, p profile.Profile) float64 {
 	if f, ok := compactionCost[p.Compaction]; ok {
 		perRow *= f
 	}
-	bytes := 400 * w * float64(c.Rows)
 	cost := 0.3 + perRow*float64(c.Rows)
 	if bw := max(p.WriteBandwidth, p.Bandwidth); bw > 0 {
-		cost += bytes / float64(bw)
+		cost += float64(Bytes(c)) / float64(bw)
 	}
 	if r := c.Limit.Slowest(); r > 0 { // the scan cannot go faster than its limit
 		cost = max(cost, 0.3+float64(c.Rows)/float64(r*int64(c.Par)))
