@@ -28,7 +28,13 @@ import (
 //     same instant, with the creating job's own epoch (the engine's fake epochs);
 //     its parts commit in creating epochs of their own. The lag is not limited.
 //   - Log phase: once every actor has read its snapshot, the creating job replays
-//     the upstream epochs committed since, one per barrier. The upstream may go on
+//     the upstream epochs committed since, one per barrier, every committed epoch's
+//     barrier sent at once (up to maxInFlight), not one after the last commits: the
+//     engine's meta injects the pending log-phase barriers together
+//     (drain_pending_barriers). Work-driven, a batch is every epoch committed when
+//     the last batch had committed, and the upstream cuts its allowance between
+//     batches, so that every run commits the same epochs in the same order and the
+//     bytes repeat. The upstream may go on
 //     while its lag (upstream epochs sealed that the MV does not hold) is below a
 //     limit that starts at the lag when the phase begins and shrinks by half an
 //     epoch per epoch replayed, so the upstream advances at most one epoch for two
@@ -54,12 +60,12 @@ type Job struct {
 	made     map[uint64]*madeBarrier
 	boxes    []*mailbox
 	sealed   uint64 // the last upstream barrier any tap passed
-	// Log phase: the epoch the MV holds, the lag limit in half epochs, whether a
-	// replay is out, the last upstream epoch the limit lets through, and
-	// (work-driven) the epochs the source has cut.
+	// Log phase: the epoch the MV holds, the lag limit in half epochs, the last
+	// upstream epoch a replay barrier was sent for, the last upstream epoch the
+	// limit lets through, and (work-driven) the epochs the source has cut.
 	dataEpoch        uint64
 	lim2             int64
-	replaying        bool
+	sentTo           uint64
 	cutLimit, cut    uint64
 	committed        uint64 // the last upstream epoch committed
 	joinFrom         uint64 // the first coupled upstream epoch (phase joined)
@@ -71,6 +77,11 @@ type Job struct {
 	parts map[uint64][]backfill.Part
 	next  uint64
 }
+
+// maxInFlight is how many replay barriers may be out at once: the engine's
+// in_flight_barrier_nums (10 000 by default, src/common/src/config/streaming.rs),
+// which bounds a creating job's pending barriers (creating_job/mod.rs).
+const maxInFlight = 10000
 
 const (
 	phaseSnapshot = iota
@@ -89,7 +100,7 @@ func New(par int, snapshot uint64, gated bool, ckptFreq int) *Job {
 	cj := &Job{
 		par: par, gated: gated, ckptFreq: uint64(max(ckptFreq, 1)), finish: make(chan struct{}),
 		snapshot: snapshot, made: map[uint64]*madeBarrier{}, sealed: snapshot,
-		dataEpoch: snapshot, committed: snapshot,
+		dataEpoch: snapshot, committed: snapshot, sentTo: snapshot,
 		parts: map[uint64][]backfill.Part{}, next: 1, lags: map[uint64]int64{},
 	}
 	cj.cond = sync.NewCond(&cj.mu)
@@ -113,7 +124,7 @@ func (cj *Job) AfterScans() (ready, final bool) {
 		}
 		return false, false
 	case phaseLog:
-		if cj.cut < cj.cutLimit {
+		if cj.cut < cj.cutLimit && cj.sentTo == cj.dataEpoch { // between batches
 			cj.cut++
 			return true, false
 		}
@@ -248,36 +259,35 @@ func (cj *Job) UpstreamCommitted(e uint64) {
 	cj.dispatch()
 }
 
-// dispatch sends the next replay barrier when its epoch is committed and (work
-// driven) the upstream has used its allowance, or joins once the creating job has
-// caught up (cj.mu held).
+// dispatch sends a replay barrier for every committed epoch not yet sent (work
+// driven: once the last batch has committed and the upstream has used its
+// allowance), or joins once the creating job has caught up (cj.mu held).
 func (cj *Job) dispatch() {
 	// A creating barrier of the snapshot phase that some tap has not passed on yet
 	// goes first: a replay's barrier sent now would reach that tap's actor before it,
 	// out of epoch order.
-	if cj.phase != phaseLog || cj.replaying || len(cj.made) > 0 {
+	if cj.phase != phaseLog || len(cj.made) > 0 {
 		return
 	}
-	if cj.gated && cj.committed < max(cj.cut, cj.cutLimit) {
+	out := cj.sentTo > cj.dataEpoch
+	if cj.gated && (out || cj.committed < max(cj.cut, cj.cutLimit)) {
 		return
 	}
-	u := cj.dataEpoch + 1
-	if u > cj.sealed {
+	if !out && cj.dataEpoch >= cj.sealed {
 		if cj.committed >= cj.sealed && (!cj.gated || cj.cut >= cj.cutLimit) {
 			cj.join()
 		}
 		return
 	}
-	if u > cj.committed {
-		return
-	}
-	cj.seq++
 	now := time.Now()
-	b := &stream.Barrier{Epoch: stream.Epoch{Prev: cj.seq - 1, Curr: cj.seq}, Injected: now, Checkpoint: u%cj.ckptFreq == 0, Creating: true, Replay: u}
-	for _, box := range cj.boxes {
-		box.push(stream.Message{Barrier: b})
+	for u := cj.sentTo + 1; u <= cj.committed && u-cj.dataEpoch <= maxInFlight; u++ {
+		cj.seq++
+		b := &stream.Barrier{Epoch: stream.Epoch{Prev: cj.seq - 1, Curr: cj.seq}, Injected: now, Checkpoint: u%cj.ckptFreq == 0, Creating: true, Replay: u}
+		for _, box := range cj.boxes {
+			box.push(stream.Message{Barrier: b})
+		}
+		cj.sentTo = u
 	}
-	cj.replaying = true
 }
 
 // join couples the creating job to the upstream from the next upstream epoch on
@@ -303,19 +313,15 @@ func (cj *Job) CreatingCommitted(seq uint64, finished bool, replayed uint64) int
 	defer cj.cond.Broadcast()
 	switch {
 	case replayed > 0:
-		cj.replaying = false
 		cj.dataEpoch = replayed
 		// The upstream may go on while its lag is below the limit (up to cutLimit),
 		// then the limit shrinks by half an epoch, and to the lag if that is less.
 		cj.cutLimit = max(cj.cutLimit, replayed+uint64(max(cj.lim2+1, 0)/2))
 		cj.lim2 = min(2*int64(cj.cutLimit-replayed), cj.lim2-1)
-		if cj.gated { // work-driven: the upstream uses its allowance at once
-			cj.lags[seq] = int64(cj.cutLimit - replayed)
-			if cj.wakeGate != nil {
-				cj.wakeGate()
-			}
-		} else {
-			cj.lags[seq] = int64(cj.sealed - replayed)
+		cj.lags[seq] = int64(cj.sealed - replayed)
+		// Work-driven, the upstream uses its allowance once the batch has committed.
+		if cj.gated && replayed == cj.sentTo && cj.wakeGate != nil {
+			cj.wakeGate()
 		}
 		cj.dispatch()
 	case cj.phase == phaseSnapshot && finished:

@@ -73,3 +73,60 @@ func TestJoinWithoutLag(t *testing.T) {
 		}
 	}
 }
+
+// TestLogPhaseSendsEveryCommittedEpoch: once the snapshot is read, the creating job
+// gets a replay barrier for every upstream epoch committed since, at once, as the
+// engine's meta injects its pending barriers; time-driven, an epoch committed while
+// they are out is sent at once too; work-driven, the upstream cuts no epoch until
+// the batch has committed.
+func TestLogPhaseSendsEveryCommittedEpoch(t *testing.T) {
+	for _, gated := range []bool{false, true} {
+		cj := New(1, 10, gated, 1)
+		wakes := 0
+		cj.SetWakeGate(func() { wakes++ })
+		cj.UpstreamCommitted(14)
+		cj.CreatingCommitted(1, true, 0) // the snapshot is read: the log phase begins
+		if got, want := replays(cj), []uint64{11, 12, 13, 14}; !slices.Equal(got, want) {
+			t.Fatalf("gated %v: replay barriers %v at the log phase's start, want %v", gated, got, want)
+		}
+		if gated {
+			if ready, _ := cj.AfterScans(); ready {
+				t.Fatal("work-driven: the upstream cut an epoch while a batch of replays was out")
+			}
+		} else {
+			cj.UpstreamCommitted(15)
+			if got, want := replays(cj), []uint64{15}; !slices.Equal(got, want) {
+				t.Fatalf("time-driven: replay barriers %v after epoch 15 committed with replays out, want %v", got, want)
+			}
+		}
+		for i, u := range []uint64{11, 12, 13, 14} {
+			cj.CreatingCommitted(uint64(2+i), false, u)
+		}
+		if got := cj.DataEpoch(); got != 14 {
+			t.Errorf("gated %v: the MV holds epoch %d, want 14", gated, got)
+		}
+		if gated {
+			if wakes != 1 {
+				t.Errorf("work-driven: %d gate wakes after the batch committed, want 1 (at its end)", wakes)
+			}
+			if ready, _ := cj.AfterScans(); !ready {
+				t.Error("work-driven: the upstream may not cut once the batch has committed")
+			}
+		}
+	}
+}
+
+// replays takes the replay barriers waiting in actor 0's mailbox.
+func replays(cj *Job) []uint64 {
+	box := cj.boxes[0]
+	box.mu.Lock()
+	defer box.mu.Unlock()
+	var got []uint64
+	for _, m := range box.items {
+		if m.Barrier != nil && m.Barrier.Replay > 0 {
+			got = append(got, m.Barrier.Replay)
+		}
+	}
+	box.items = nil
+	return got
+}
