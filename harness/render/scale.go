@@ -224,7 +224,7 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 			continue
 		}
 		if !wrote {
-			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: min–max of each round's ratio, the replay run right after the cell; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
 				return false, err
 			}
 			fmt.Fprintf(tw, "%s\tcell\n", header)
@@ -238,19 +238,19 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	return true, tw.Flush()
 }
 
-// perRound is the range of the per-round ratios backfill ÷ replay, "min–max", the
+// perRound is the per-round ratios backfill ÷ replay, "median (min–max)", the
 // i-th replay taken as the i-th backfill's (each runs right after its cell's job,
 // in round order); "—" when the two do not pair one to one or there is one round.
 func perRound(backfill, replay []float64) string {
 	if len(backfill) != len(replay) || len(backfill) < 2 {
 		return "—"
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
+	ratios := make([]float64, len(backfill))
 	for i, b := range backfill {
 		if replay[i] <= 0 {
 			return "—"
 		}
-		lo, hi = min(lo, b/replay[i]), max(hi, b/replay[i])
+		ratios[i] = b / replay[i]
 	}
-	return fmt.Sprintf("%.3f–%.3f", lo, hi)
+	return fmt.Sprintf("%.3f (%.3f–%.3f)", judge.Median(ratios), slices.Min(ratios), slices.Max(ratios))
 }
