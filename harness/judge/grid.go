@@ -193,11 +193,12 @@ func sortedKeys[V any](m map[benchproc.Key]V) []benchproc.Key {
 	return keys
 }
 
-// Median is the center the grid gives a sample: benchstat's median.
+// Median is the center the grid gives a sample: benchstat's median. values keep
+// their order (benchmath sorts a sample in place; callers pair values by round).
 func Median(values []float64) float64 {
 	if len(values) == 0 {
 		return 0
 	}
 	th := benchmath.DefaultThresholds
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(values, &th), Confidence).Center
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(values), &th), Confidence).Center
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -332,5 +333,14 @@ func TestOneSidedMetric(t *testing.T) {
 	}
 	if fmt.Sprint(v.OnlyInBase) != "[profile=mem/par=2 (write-amp)]" || len(v.OnlyInHead) != 0 {
 		t.Errorf("only in base %q, only in head %q", v.OnlyInBase, v.OnlyInHead)
+	}
+}
+
+// TestMedianKeepsOrder: Median leaves its values in their order, which pairs them
+// by round (benchmath sorts a sample in place).
+func TestMedianKeepsOrder(t *testing.T) {
+	values := []float64{3, 1, 2}
+	if m := Median(values); m != 2 || !slices.Equal(values, []float64{3, 1, 2}) {
+		t.Errorf("Median = %v, values after %v; want 2 and [3 1 2]", m, values)
 	}
 }
