@@ -28,20 +28,19 @@ import (
 //     same instant, with the creating job's own epoch (the engine's fake epochs);
 //     its parts commit in creating epochs of their own. The lag is not limited.
 //   - Log phase: once every actor has read its snapshot, the creating job replays
-//     the upstream epochs committed since, one per barrier, every committed epoch's
-//     barrier sent at once (up to maxInFlight), not one after the last commits: the
-//     engine's meta injects the pending log-phase barriers together
-//     (drain_pending_barriers). Work-driven, a batch is every epoch committed when
-//     the last batch had committed, and the upstream cuts its allowance between
-//     batches, so that every run commits the same epochs in the same order and the
-//     bytes repeat. The upstream may go on
+//     the upstream epochs committed since, one per barrier. Every committed epoch's
+//     barrier goes out at once (up to maxInFlight), as the engine's meta injects
+//     the pending log-phase barriers together (drain_pending_barriers); work-driven,
+//     in batches (every epoch committed when the last batch has committed), the
+//     upstream cutting its allowance between them, so that every run commits the
+//     same epochs in the same order and the bytes repeat. The upstream may go on
 //     while its lag (upstream epochs sealed that the MV does not hold) is below a
 //     limit that starts at the lag when the phase begins and shrinks by half an
 //     epoch per epoch replayed, so the upstream advances at most one epoch for two
 //     replayed and the creating job catches up (the engine's max_pending_epoch_lag).
 //     Held back, the upstream stalls: the tap stops reading (time-driven), or the
-//     gate does not cut (work-driven: the upstream uses its allowance at once, and
-//     the next replay waits for it, so every run cuts the same epochs).
+//     gate does not cut (work-driven: the upstream uses its allowance between
+//     batches, and the next batch waits for it).
 //   - Caught up (lag 0), the job joins: from the next upstream epoch on the actors
 //     get the upstream's chunks and barriers, and that epoch, the job's last,
 //     commits with their parts, as a finished backfill's does.

@@ -1160,11 +1160,16 @@ func (c *collector) epochBatch(pe *pending) (*pebble.Batch, error) {
 	for _, l := range pe.logs { // table ids: the log's is the last
 		parts = append(parts, l.Batch)
 	}
-	size := 0
+	return applyAll(c.store.DB, parts, 0)
+}
+
+// applyAll returns one batch of parts with extra bytes of room, sized at once
+// (growing it part by part copies its bytes over and over); the parts are closed.
+func applyAll(db *pebble.DB, parts []*pebble.Batch, extra int) (*pebble.Batch, error) {
 	for _, p := range parts {
-		size += len(p.Repr())
+		extra += len(p.Repr())
 	}
-	b := c.store.DB.NewBatchWithSize(size)
+	b := db.NewBatchWithSize(extra)
 	var err error
 	for _, p := range parts {
 		if err == nil {

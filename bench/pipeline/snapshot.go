@@ -53,21 +53,8 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 			return err
 		}
 	}
-	// Sized at once, as the upstream's epochBatch is: growing it part by part
-	// copied the epoch's bytes over and over. The headroom is the creating_epoch row's.
-	size := 64
-	for _, p := range batches {
-		size += len(p.Repr())
-	}
-	b, err := c.store.DB.NewBatchWithSize(size), error(nil)
-	for _, p := range batches {
-		if err == nil {
-			err = b.Apply(p, nil)
-		}
-		p.Close()
-	}
+	b, err := applyAll(c.store.DB, batches, 64) // 64: room for the creating_epoch row
 	if err != nil {
-		b.Close()
 		return fmt.Errorf("creating epoch %d: %w", seq, err)
 	}
 	data := cj.DataEpoch()
