@@ -278,6 +278,9 @@ func (cj *Job) dispatch() {
 		}
 		return
 	}
+	if cj.sentTo >= cj.committed { // nothing new to send
+		return
+	}
 	now := time.Now()
 	for u := cj.sentTo + 1; u <= cj.committed && u-cj.dataEpoch <= maxInFlight; u++ {
 		cj.seq++
