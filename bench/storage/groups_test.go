@@ -2,7 +2,10 @@ package storage
 
 import (
 	"errors"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -103,4 +106,86 @@ func TestCompactionGroupsSeparateTables(t *testing.T) {
 	if n != 1 {
 		t.Errorf("an iterator over the MV table saw %d rows, want 1", n)
 	}
+}
+
+// TestGroupsFlushApart: with compaction groups a checkpoint waits only for its own
+// groups' previous flushes. The creating job's sstable writes are held, so its
+// checkpoint's flush cannot end. The upstream's checkpoint must still commit and
+// flush, as the engine's uploader runs different syncs' uploads at once. The next
+// creating checkpoint must wait: within a group one flush holds one checkpoint.
+func TestGroupsFlushApart(t *testing.T) {
+	fs := &heldFS{FS: vfs.NewMem(), dir: "/db/" + JobGroupDir + "/", release: make(chan struct{})}
+	s, err := Open(Options{FS: fs, Dir: "/db", Checkpointed: true, CompactionGroups: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var once sync.Once
+	release := func() { once.Do(func() { close(fs.release) }) }
+	defer release() // before Close, which waits for the flushes
+	commit := func(table TableID, epoch uint64) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			b := s.DB.NewBatch()
+			b.Set(append(AppendPrefix(nil, table, 1), "row"...), []byte("v"), nil)
+			var u *Upload
+			var err error
+			if table == TableMV {
+				u, err = s.CommitCreatingAsync(b, epoch, epoch, true)
+			} else {
+				u, err = s.CommitEpochAsync(b, epoch, true)
+			}
+			if err == nil && u == nil {
+				err = errors.New("no upload: the checkpoint did not flush in the background")
+			}
+			done <- err
+		}()
+		return done
+	}
+	if err := <-commit(TableMV, 1); err != nil { // its flush is held
+		t.Fatal(err)
+	}
+	select {
+	case err := <-commit(TableUpstream, 2):
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream's checkpoint waited for the creating job's flush, in another group")
+	}
+	second := commit(TableMV, 2)
+	select {
+	case err := <-second:
+		t.Fatalf("the creating job's second checkpoint committed (err %v) while its group's previous flush was held", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	release()
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// heldFS holds every write to an sstable under dir until release is closed.
+type heldFS struct {
+	vfs.FS
+	dir     string
+	release chan struct{}
+}
+
+func (fs *heldFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil || !strings.HasPrefix(name, fs.dir) || !strings.HasSuffix(name, ".sst") {
+		return f, err
+	}
+	return heldFile{File: f, release: fs.release}, nil
+}
+
+type heldFile struct {
+	vfs.File
+	release chan struct{}
+}
+
+func (f heldFile) Write(p []byte) (int, error) {
+	<-f.release
+	return f.File.Write(p)
 }

@@ -118,10 +118,12 @@ type Store struct {
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
-	// Checkpointed without an object store: a checkpoint's flush begins once the
-	// previous one ended (lastFlush), so that each flushes its own epochs alone.
+	// Checkpointed without an object store: a checkpoint's flush of a group begins
+	// once the group's previous flush ended (lastFlush, by group), so that each
+	// flushes its own epochs alone. Groups flush apart, as the engine's uploader
+	// runs the upload tasks of different syncs at once (uploader/mod.rs).
 	serialFlushes bool
-	lastFlush     <-chan struct{}
+	lastFlush     []<-chan struct{}
 
 	uploads    sync.WaitGroup // checkpoints' flushes going on in the background
 	lastUpload *Upload        // the latest of them (s.mu)
@@ -169,6 +171,7 @@ func Open(o Options) (*Store, error) {
 		}
 		s.dbs = append(s.dbs, db)
 	}
+	s.lastFlush = make([]<-chan struct{}, len(s.dbs))
 	db := s.dbs[0]
 	s.DB = db
 	epoch, err := s.readCommittedEpoch()
@@ -341,20 +344,10 @@ func (s *Store) commitAsync(b *pebble.Batch, epoch uint64, publish, sync bool) (
 	if err != nil {
 		return nil, err
 	}
-	if s.serialFlushes && s.lastFlush != nil {
-		// Pebble flushes the memtables queued when a flush begins together: a checkpoint
-		// queued behind a slow flush would share its sstable, bytes depending on timing.
-		select {
-		case <-s.lastFlush:
-		case <-s.closing:
-			return nil, errors.New("the store closed while the previous checkpoint flushed")
-		}
-	}
 	flushed, err := s.asyncFlush(touched)
 	if err != nil {
 		return nil, fmt.Errorf("flush to the object store: %w", err)
 	}
-	s.lastFlush = flushed
 	var snap *EpochSnapshot
 	if publish {
 		snap = newEpochSnapshot(epoch, s.NewSnapshot())
@@ -435,13 +428,26 @@ func (s *Store) commit(b *pebble.Batch, durable bool) error {
 }
 
 // asyncFlush starts the flush of the groups touched, returning a channel closed
-// when every one has ended.
+// when every one has ended. With serial flushes a group's flush starts once its
+// previous one ended: Pebble flushes the memtables queued when a flush begins
+// together, so a checkpoint queued behind a slow flush would share its sstable,
+// bytes depending on timing.
 func (s *Store) asyncFlush(touched []int) (<-chan struct{}, error) {
 	var chans []<-chan struct{}
 	for _, g := range touched {
+		if s.serialFlushes && s.lastFlush[g] != nil {
+			select {
+			case <-s.lastFlush[g]:
+			case <-s.closing:
+				return nil, errors.New("the store closed while the previous checkpoint flushed")
+			}
+		}
 		ch, err := s.dbs[g].AsyncFlush()
 		if err != nil {
 			return nil, err
+		}
+		if s.serialFlushes {
+			s.lastFlush[g] = ch
 		}
 		chans = append(chans, ch)
 	}
