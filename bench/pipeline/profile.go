@@ -59,15 +59,19 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 		cfg.Throttle = meterfs.NewThrottle(tc)
 	}
 	procs := runtime.GOMAXPROCS(0)
+	cpus := procs
 	if p.CPUs > 0 {
-		// Offloaded compactions get Ps of their own, one per concurrent compaction,
-		// so that they do not take the job's (the cores are still shared when the
-		// machine has fewer).
-		extra := 0
-		if cfg.OffloadCompactions {
-			extra = max(p.LSM.CompactionConcurrency, 1)
-		}
-		runtime.GOMAXPROCS(p.CPUs + extra)
+		cpus = p.CPUs
+	}
+	// Offloaded compactions get Ps of their own, one per concurrent compaction,
+	// so that they do not take the job's (the cores are still shared when the
+	// machine has fewer).
+	extra := 0
+	if cfg.OffloadCompactions {
+		extra = max(p.LSM.CompactionConcurrency, 1)
+	}
+	if cpus+extra != procs {
+		runtime.GOMAXPROCS(cpus + extra)
 	}
 	return func() {
 		runtime.GOMAXPROCS(procs)

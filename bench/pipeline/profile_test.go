@@ -3,6 +3,7 @@ package pipeline
 import (
 	"math"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,41 @@ func TestHummockBytesRepeat(t *testing.T) {
 				t.Errorf("two runs differ: flushed %d vs %d B, compacted %d vs %d B", bytes[0][0], bytes[1][0], bytes[0][1], bytes[1][1])
 			}
 		})
+	}
+}
+
+// TestOffloadedCompactionsGetPs: offloaded compactions get a P per concurrent
+// compaction beside the job's, whether the profile sets the job's CPUs or not (the
+// engine's compactor nodes take none of the job's), and cleanup gives them back.
+func TestOffloadedCompactionsGetPs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	for _, tc := range []struct {
+		cpus, concurrency int
+		offloaded         bool
+		want              int
+	}{
+		{0, 4, true, before + 4},
+		{1, 4, true, 5},
+		{0, 4, false, before},
+		{1, 0, true, 2},
+	} {
+		p := profile.Profile{Name: "p", Version: 1, FS: profile.FSMem, CPUs: tc.cpus, Checkpointed: true}
+		p.LSM.CompactionConcurrency = tc.concurrency
+		if tc.offloaded {
+			p.Compaction = profile.CompactionOffloaded
+		}
+		cfg := Default()
+		cleanup, err := cfg.UseProfile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runtime.GOMAXPROCS(0)
+		cleanup()
+		if got != tc.want {
+			t.Errorf("cpus %d, %d compactions at once, offloaded %v: GOMAXPROCS %d, want %d", tc.cpus, tc.concurrency, tc.offloaded, got, tc.want)
+		}
+		if after := runtime.GOMAXPROCS(0); after != before {
+			t.Errorf("cpus %d, offloaded %v: GOMAXPROCS %d after cleanup, want %d back", tc.cpus, tc.offloaded, after, before)
+		}
 	}
 }

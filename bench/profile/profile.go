@@ -69,8 +69,8 @@ type Profile struct {
 const (
 	CompactionLocal = "local" // on the job's cores, their CPU counted as the job's
 	// Apart from the job, as the engine's compactor nodes run them: their CPU is
-	// reported on its own and not as the job's, and with cpus set the job gets
-	// that many more Ps, one per concurrent compaction.
+	// reported on its own and not as the job's, and the job gets one more P per
+	// concurrent compaction than its cpus (or the machine's).
 	CompactionOffloaded = "offloaded"
 	// Only at checkpoints, after the flush, one at a time and to completion, on
 	// the job's cores: what compactions rewrite depends on the data, not on
