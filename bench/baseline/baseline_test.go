@@ -77,6 +77,28 @@ func TestReplayCommitsTheBackfillsBatches(t *testing.T) {
 	}
 }
 
+// TestReplayFlushesAsTheBackfill: on a checkpointed store with compaction groups
+// the replay commits a snapshot backfill's creating epochs apart from the
+// upstream's, as the backfill did, so each checkpoint flushes the same groups and
+// the replay flushes exactly the backfill's bytes (a creating epoch replayed as an
+// upstream one also flushes the upstream's group).
+func TestReplayFlushesAsTheBackfill(t *testing.T) {
+	cfg := smallJob(3000, 2, 16, true, 43)
+	cfg.Scan, cfg.Checkpointed, cfg.CompactionGroups, cfg.BarrierRows = backfill.Snapshot, true, true, 500
+	log, bf := recordJob(t, cfg)
+	if len(bf.Creating) == 0 {
+		t.Fatal("no creating epoch: the test needs the snapshot scan")
+	}
+	cfg.RecordEpochs = nil
+	res, err := replay(cfg, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := res.FS.Bytes[meterfs.Flush], bf.FS.Bytes[meterfs.Flush]; got != want || want == 0 {
+		t.Errorf("replay flushed %d B, the backfill %d", got, want)
+	}
+}
+
 // TestReplayVerifies: a log missing one of the backfill's epochs leaves B unequal
 // to A, and the replay says so instead of reporting.
 func TestReplayVerifies(t *testing.T) {
@@ -100,12 +122,13 @@ func TestReplayVerifies(t *testing.T) {
 		if _, err := io.ReadFull(r, h[:]); err != nil {
 			t.Fatal(err)
 		}
-		repr := make([]byte, binary.BigEndian.Uint32(h[9:]))
+		repr := make([]byte, binary.BigEndian.Uint32(h[17:]))
 		if _, err := io.ReadFull(r, repr); err != nil {
 			t.Fatal(err)
 		}
 		if i != 1 {
-			short.Add(binary.BigEndian.Uint64(h[:8]), h[8] == 1, repr, 0, 0)
+			short.Add(pipeline.RecordedEpoch{Epoch: binary.BigEndian.Uint64(h[:8]), Checkpoint: h[8]&recordCheckpoint != 0,
+				Creating: h[8]&recordCreating != 0, DataEpoch: binary.BigEndian.Uint64(h[9:17])}, repr)
 		}
 	}
 	cfg.RecordEpochs = nil
@@ -124,7 +147,7 @@ func TestEpochLogRemovesItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := log.f.Name()
-	if err := log.Add(1, true, []byte("x"), 1, 0); err != nil {
+	if err := log.Add(pipeline.RecordedEpoch{Epoch: 1, Checkpoint: true, SnapshotRows: 1}, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if err := log.Close(); err != nil {

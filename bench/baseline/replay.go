@@ -32,8 +32,15 @@ type EpochLog struct {
 	snapshotRows, upstreamRows int64
 }
 
-// epochLogHeader is a record's header: epoch (8 bytes), checkpoint flag (1), length (4).
-const epochLogHeader = 13
+// epochLogHeader is a record's header: epoch (8 bytes), flags (1), data epoch (8),
+// length (4).
+const epochLogHeader = 21
+
+// A record's flags.
+const (
+	recordCheckpoint = 1 << iota
+	recordCreating
+)
 
 // NewEpochLog creates an empty log in dir ("" for the system's temporary directory).
 func NewEpochLog(dir string) (*EpochLog, error) {
@@ -44,15 +51,18 @@ func NewEpochLog(dir string) (*EpochLog, error) {
 	return &EpochLog{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 
-// Add appends one committed epoch batch, whose epoch processed the rows given;
-// repr is copied out before it returns.
-func (l *EpochLog) Add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error {
+// Add appends one committed epoch batch; repr is copied out before it returns.
+func (l *EpochLog) Add(e pipeline.RecordedEpoch, repr []byte) error {
 	var h [epochLogHeader]byte
-	binary.BigEndian.PutUint64(h[:8], epoch)
-	if checkpoint {
-		h[8] = 1
+	binary.BigEndian.PutUint64(h[:8], e.Epoch)
+	if e.Checkpoint {
+		h[8] |= recordCheckpoint
 	}
-	binary.BigEndian.PutUint32(h[9:], uint32(len(repr)))
+	if e.Creating {
+		h[8] |= recordCreating
+	}
+	binary.BigEndian.PutUint64(h[9:17], e.DataEpoch)
+	binary.BigEndian.PutUint32(h[17:], uint32(len(repr)))
 	if _, err := l.w.Write(h[:]); err != nil {
 		return fmt.Errorf("baseline: epoch log %s: %w", l.f.Name(), err)
 	}
@@ -61,8 +71,8 @@ func (l *EpochLog) Add(epoch uint64, checkpoint bool, repr []byte, snapshotRows,
 	}
 	l.epochs++
 	l.bytes += int64(len(repr))
-	l.snapshotRows += snapshotRows
-	l.upstreamRows += upstreamRows
+	l.snapshotRows += e.SnapshotRows
+	l.upstreamRows += e.UpstreamRows
 	return nil
 }
 
@@ -89,7 +99,8 @@ func (l *EpochLog) reader() (*bufio.Reader, error) {
 // Replay is the executor-free baseline of a backfill: it commits, one by one as
 // fast as the storage takes them, the epoch batches a backfill of the same
 // configuration recorded in log (A's changes, B's rows, the state rows), each
-// synced as it was, on a DB with A loaded as Prepare loads it. The batches' order,
+// synced as it was and a creating epoch apart from the upstream's, as the backfill
+// committed them, on a DB with A loaded as Prepare loads it. The batches' order,
 // keys, values and syncs are the backfill's; what is left out is the executor (the
 // scan, the merge, the filter, building the batches) and the stream. Backfill ÷
 // replay is then the executor's own overhead. It verifies B == A like Run. A
@@ -120,9 +131,8 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 		if _, err := io.ReadFull(r, h[:]); err != nil {
 			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
 		}
-		epoch = binary.BigEndian.Uint64(h[:8])
 		// The batch owns its contents until it is closed: a fresh slice each time.
-		repr := make([]byte, binary.BigEndian.Uint32(h[9:]))
+		repr := make([]byte, binary.BigEndian.Uint32(h[17:]))
 		if _, err := io.ReadFull(r, repr); err != nil {
 			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
 		}
@@ -131,7 +141,14 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 			b.Close()
 			return nil, fmt.Errorf("baseline: replay: epoch %d: %w", epoch, err)
 		}
-		u, err := j.Store().CommitEpochAsync(b, epoch, h[8] == 1)
+		e, checkpoint := binary.BigEndian.Uint64(h[:8]), h[8]&recordCheckpoint != 0
+		var u *storage.Upload
+		if h[8]&recordCreating != 0 { // apart from the upstream's epochs, as the backfill committed it
+			u, err = j.Store().CommitCreatingAsync(b, e, binary.BigEndian.Uint64(h[9:17]), checkpoint)
+		} else {
+			epoch = e
+			u, err = j.Store().CommitEpochAsync(b, e, checkpoint)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("baseline: replay: %w", err)
 		}

@@ -403,10 +403,21 @@ func (r *Result) Persist() PersistBytes {
 	return PersistBytes{Logical: r.Logical.State, WAL: share(meterfs.WAL), Flush: share(meterfs.Flush), Compaction: share(meterfs.Compaction)}
 }
 
-// EpochRecorder records the epoch batches a job commits: each batch's contents
-// (copied before Add returns), whether it synced, and the rows its epoch processed.
+// EpochRecorder records the epoch batches a job commits, in commit order: each
+// batch's contents (copied before Add returns) and how it was committed.
 type EpochRecorder interface {
-	Add(epoch uint64, checkpoint bool, repr []byte, snapshotRows, upstreamRows int64) error
+	Add(e RecordedEpoch, repr []byte) error
+}
+
+// RecordedEpoch is how an epoch batch was committed, and the rows its epoch
+// processed.
+type RecordedEpoch struct {
+	Epoch      uint64 // the upstream's epoch, or the creating job's
+	Creating   bool   // a creating job's epoch (storage.CommitCreatingAsync)
+	DataEpoch  uint64 // a creating epoch's: the upstream epoch the MV holds
+	Checkpoint bool   // synced
+
+	SnapshotRows, UpstreamRows int64
 }
 
 // Job is a prepared job: A is loaded and settled.
@@ -1233,7 +1244,8 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
 	if c.record != nil {
-		if err := c.record.Add(epoch, bar.Checkpoint, b.Repr(), tr.SnapshotRows, tr.UpstreamRows); err != nil {
+		rec := RecordedEpoch{Epoch: epoch, Checkpoint: bar.Checkpoint, SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}
+		if err := c.record.Add(rec, b.Repr()); err != nil {
 			b.Close()
 			return false, err
 		}
