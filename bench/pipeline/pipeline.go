@@ -75,8 +75,7 @@ type Config struct {
 	// OnEvent, if set, is called at the points a crash test stops a job at, from the
 	// goroutine at that point (so concurrently): it must be safe for that.
 	OnEvent func(Event)
-	// RecordEpochs, if set, records every epoch batch the job commits, for
-	// baseline.Replay (a baseline.EpochLog).
+	// RecordEpochs, if set, records the epoch batches committed, for baseline.Replay.
 	RecordEpochs EpochRecorder
 
 	FS           vfs.FS // nil: a fresh in-memory FS
@@ -97,8 +96,7 @@ type Config struct {
 	// SerialCompactions: compactions run only at checkpoints, to completion
 	// (storage.Options.SerialCompactions).
 	SerialCompactions bool
-	// CompactionGroups: the creating job's tables in a DB of their own
-	// (storage.Options.CompactionGroups).
+	// The creating job's tables in a DB of their own (storage.Options.CompactionGroups).
 	CompactionGroups bool
 }
 
@@ -409,14 +407,11 @@ type EpochRecorder interface {
 	Add(e RecordedEpoch, repr []byte) error
 }
 
-// RecordedEpoch is how an epoch batch was committed, and the rows its epoch
-// processed.
+// RecordedEpoch is how an epoch batch was committed (a creating epoch's apart, with
+// the upstream epoch its MV holds) and the rows its epoch processed.
 type RecordedEpoch struct {
-	Epoch      uint64 // the upstream's epoch, or the creating job's
-	Creating   bool   // a creating job's epoch (storage.CommitCreatingAsync)
-	DataEpoch  uint64 // a creating epoch's: the upstream epoch the MV holds
-	Checkpoint bool   // synced
-
+	Epoch, DataEpoch           uint64
+	Creating, Checkpoint       bool
 	SnapshotRows, UpstreamRows int64
 }
 
@@ -947,28 +942,25 @@ func cpuTime() time.Duration {
 // collector gathers each epoch's parts (the source's and every actor's), commits the
 // epoch as one batch, and records its barrier latency.
 type collector struct {
-	log   *slog.Logger
-	store *storage.Store
-	par   int
-	res   *Result
-	parts chan any // source.Epoch or backfill.Part, in epoch order per producer
-
+	log     *slog.Logger
+	store   *storage.Store
+	par     int
+	res     *Result
+	parts   chan any // source.Epoch or backfill.Part, in epoch order per producer
 	onEvent func(Event)
 
-	cpuStart    time.Duration
-	lastLSM     storage.LSM // at the previous commit
-	netRows     int64       // the changelog's inserts minus deletes, over all epochs
-	done        bool
-	firstCommit time.Time
-	finalEpoch  uint64
-	finalCommit time.Time
-	uploads     []epochUpload // checkpoints' uploads in the background, in commit order
-	// creatingUploads are the creating job's, each of c.res.Creating[epoch].
-	creatingUploads []epochUpload
+	cpuStart        time.Duration
+	lastLSM         storage.LSM // at the previous commit
+	netRows         int64       // the changelog's inserts minus deletes, over all epochs
+	done            bool
+	firstCommit     time.Time
+	finalEpoch      uint64
+	finalCommit     time.Time
+	uploads         []epochUpload    // checkpoints' uploads in the background, in commit order
+	creatingUploads []epochUpload    // the creating job's, each of c.res.Creating[epoch]
 	record          EpochRecorder    // nil: not recording
 	cj              *creatingjob.Job // snapshot scan: the creating job's control (nil: a coupled scan)
-	// creatingPending is the creating work not yet in an upstream epoch's trace.
-	creatingPending EpochTrace
+	creatingPending EpochTrace       // the creating work not yet in an upstream epoch's trace
 	progress        *progresscheck.Check
 
 	window *callgrind.Window // the job's callgrind window: closed at the final commit
@@ -1244,8 +1236,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
 	if c.record != nil {
-		rec := RecordedEpoch{Epoch: epoch, Checkpoint: bar.Checkpoint, SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}
-		if err := c.record.Add(rec, b.Repr()); err != nil {
+		if err := c.record.Add(RecordedEpoch{Epoch: epoch, Checkpoint: bar.Checkpoint, SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}, b.Repr()); err != nil {
 			b.Close()
 			return false, err
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"runtime"
@@ -59,19 +60,14 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 		cfg.Throttle = meterfs.NewThrottle(tc)
 	}
 	procs := runtime.GOMAXPROCS(0)
-	cpus := procs
-	if p.CPUs > 0 {
-		cpus = p.CPUs
-	}
-	// Offloaded compactions get Ps of their own, one per concurrent compaction,
-	// so that they do not take the job's (the cores are still shared when the
-	// machine has fewer).
-	extra := 0
+	cpus := cmp.Or(p.CPUs, procs)
 	if cfg.OffloadCompactions {
-		extra = max(p.LSM.CompactionConcurrency, 1)
+		// A P per concurrent compaction, so that they do not take the job's (the
+		// cores are still shared when the machine has fewer).
+		cpus += max(p.LSM.CompactionConcurrency, 1)
 	}
-	if cpus+extra != procs {
-		runtime.GOMAXPROCS(cpus + extra)
+	if cpus != procs {
+		runtime.GOMAXPROCS(cpus)
 	}
 	return func() {
 		runtime.GOMAXPROCS(procs)

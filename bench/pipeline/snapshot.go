@@ -62,8 +62,8 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 		data = bar.Replay
 	}
 	if c.record != nil { // the replay baseline commits it too, in commit order
-		rec := RecordedEpoch{Epoch: seq, Creating: true, DataEpoch: data, Checkpoint: bar.Checkpoint, SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}
-		if err := c.record.Add(rec, b.Repr()); err != nil {
+		if err := c.record.Add(RecordedEpoch{Epoch: seq, Creating: true, DataEpoch: data, Checkpoint: bar.Checkpoint,
+			SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}, b.Repr()); err != nil {
 			b.Close()
 			return err
 		}

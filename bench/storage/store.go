@@ -118,12 +118,8 @@ type Store struct {
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
-	// Checkpointed without an object store: a checkpoint's flush of a group begins
-	// once the group's previous flush ended (lastFlush, by group), so that each
-	// flushes its own epochs alone. Groups flush apart, as the engine's uploader
-	// runs the upload tasks of different syncs at once (uploader/mod.rs).
-	serialFlushes bool
-	lastFlush     []<-chan struct{}
+	serialFlushes bool              // checkpointed without an object store: see asyncFlush
+	lastFlush     []<-chan struct{} // by group
 
 	uploads    sync.WaitGroup // checkpoints' flushes going on in the background
 	lastUpload *Upload        // the latest of them (s.mu)
@@ -429,9 +425,9 @@ func (s *Store) commit(b *pebble.Batch, durable bool) error {
 
 // asyncFlush starts the flush of the groups touched, returning a channel closed
 // when every one has ended. With serial flushes a group's flush starts once its
-// previous one ended: Pebble flushes the memtables queued when a flush begins
-// together, so a checkpoint queued behind a slow flush would share its sstable,
-// bytes depending on timing.
+// previous one ended (Pebble flushes the memtables queued when a flush begins
+// together: bytes would depend on timing); groups flush apart, as the engine's
+// uploader runs different syncs' uploads at once (uploader/mod.rs).
 func (s *Store) asyncFlush(touched []int) (<-chan struct{}, error) {
 	var chans []<-chan struct{}
 	for _, g := range touched {
@@ -446,9 +442,7 @@ func (s *Store) asyncFlush(touched []int) (<-chan struct{}, error) {
 		if err != nil {
 			return nil, err
 		}
-		if s.serialFlushes {
-			s.lastFlush[g] = ch
-		}
+		s.lastFlush[g] = ch
 		chans = append(chans, ch)
 	}
 	if len(chans) == 1 {
