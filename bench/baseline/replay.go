@@ -136,12 +136,12 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 		if _, err := io.ReadFull(r, repr); err != nil {
 			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
 		}
+		e, checkpoint := binary.BigEndian.Uint64(h[:8]), h[8]&recordCheckpoint != 0
 		b := j.Store().DB.NewBatch()
 		if err := b.SetRepr(repr); err != nil {
 			b.Close()
-			return nil, fmt.Errorf("baseline: replay: epoch %d: %w", epoch, err)
+			return nil, fmt.Errorf("baseline: replay: epoch %d: %w", e, err)
 		}
-		e, checkpoint := binary.BigEndian.Uint64(h[:8]), h[8]&recordCheckpoint != 0
 		var u *storage.Upload
 		if h[8]&recordCreating != 0 { // apart from the upstream's epochs, as the backfill committed it
 			u, err = j.Store().CommitCreatingAsync(b, e, binary.BigEndian.Uint64(h[9:17]), checkpoint)

@@ -445,13 +445,6 @@ func (cj *Job) DataEpoch() uint64 {
 	return cj.dataEpoch
 }
 
-// Committed is the last upstream epoch committed.
-func (cj *Job) Committed() uint64 {
-	cj.mu.Lock()
-	defer cj.mu.Unlock()
-	return cj.committed
-}
-
 // Collect is the collector's: it takes a creating part and hands commit every
 // creating epoch whose parts are all in, in order.
 func (cj *Job) Collect(p backfill.Part, commit func(seq uint64, parts []backfill.Part) error) error {
