@@ -63,6 +63,9 @@ func TestReplayCommitsTheBackfillsBatches(t *testing.T) {
 			if res.Rows() != bf.Rows() {
 				t.Errorf("replay reports %d rows processed, the backfill %d", res.Rows(), bf.Rows())
 			}
+			if res.AllocBytes < uint64(log.bytes) { // each batch read is allocated
+				t.Errorf("replay reports %d B allocated, less than the %d B of batches it read", res.AllocBytes, log.bytes)
+			}
 			if res.MVRows != bf.MVRows || res.FinalEpoch != bf.FinalEpoch {
 				t.Errorf("replay: %d rows at epoch %d, the backfill %d at %d", res.MVRows, res.FinalEpoch, bf.MVRows, bf.FinalEpoch)
 			}
@@ -186,6 +189,25 @@ func TestScanOnlyReadsEveryRow(t *testing.T) {
 					t.Errorf("scan-only wrote %d bytes", w)
 				}
 			})
+		}
+	}
+}
+
+// TestBaselinesReportAllocations: the raw copy and the scan-only read report the
+// heap allocations they made, as a job does, rather than none.
+func TestBaselinesReportAllocations(t *testing.T) {
+	for name, run := range map[string]func(context.Context, *pipeline.Job) (*pipeline.Result, error){"raw copy": RawCopy, "scan-only": ScanOnly} {
+		j, err := pipeline.Prepare(context.Background(), smallJob(2500, 2, 16, false, 44))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := run(context.Background(), j)
+		j.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Allocs == 0 || res.AllocBytes == 0 {
+			t.Errorf("%s reports %d allocations of %d B", name, res.Allocs, res.AllocBytes)
 		}
 	}
 }

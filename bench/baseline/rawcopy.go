@@ -5,6 +5,7 @@ package baseline
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -24,7 +25,7 @@ func RawCopy(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
 		return nil, err
 	}
 	fsStart := j.Store().FS.Stats()
-	cpuStart := j.CPU()
+	used := startUsage(j)
 	start := time.Now()
 
 	snap := j.Store().Latest()
@@ -91,7 +92,7 @@ func RawCopy(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
 		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
-	res.CPU = j.CPU() - cpuStart
+	used.end(j, res)
 	res.FinalEpoch = epoch
 	if err := verifyCopy(j); err != nil {
 		return nil, err
@@ -109,4 +110,25 @@ func verifyCopy(j *pipeline.Job) error {
 	defer snap.Release()
 	_, err := verify.Tables(snap.Snap, j.Schema(), storage.TableUpstream, verify.Span{}, storage.TableScratch, verify.Span{}, "raw copy verification", "A", "the copy")
 	return err
+}
+
+// usage marks the process's CPU (less offloaded compactions', as a job counts it)
+// and its heap allocations, so that a baseline reports both as a job does.
+type usage struct {
+	cpu           time.Duration
+	allocs, bytes uint64
+}
+
+func startUsage(j *pipeline.Job) usage {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return usage{cpu: j.CPU(), allocs: m.Mallocs, bytes: m.TotalAlloc}
+}
+
+// end sets res's CPU and allocations to what was used since u.
+func (u usage) end(j *pipeline.Job, res *pipeline.Result) {
+	res.CPU = j.CPU() - u.cpu
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	res.Allocs, res.AllocBytes = m.Mallocs-u.allocs, m.TotalAlloc-u.bytes
 }

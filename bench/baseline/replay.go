@@ -122,7 +122,7 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 	if err != nil {
 		return nil, fmt.Errorf("baseline: replay: %w", err)
 	}
-	cpuStart := j.CPU()
+	used := startUsage(j)
 	start := time.Now()
 	var last *storage.Upload // uploads end in commit order: the last ends after all
 	var h [epochLogHeader]byte
@@ -165,7 +165,7 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 		return nil, ctx.Err()
 	}
 	res.Wall = time.Since(start)
-	res.CPU = j.CPU() - cpuStart
+	used.end(j, res)
 	compactEnd, err := j.Store().CompactionCPU()
 	if err != nil {
 		return nil, fmt.Errorf("baseline: replay: %w", err)
@@ -201,7 +201,7 @@ func ScanOnly(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	cpuStart := j.CPU()
+	used := startUsage(j)
 	start := time.Now()
 	snap := j.Store().Latest()
 	defer snap.Release()
@@ -222,7 +222,7 @@ func ScanOnly(ctx context.Context, j *pipeline.Job) (*pipeline.Result, error) {
 	}
 	wg.Wait()
 	res.Wall = time.Since(start)
-	res.CPU = j.CPU() - cpuStart
+	used.end(j, res)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("baseline: scan-only: %w", err)
 	}
