@@ -2,9 +2,7 @@ package baseline
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -121,17 +119,12 @@ func TestReplayVerifies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range log.Epochs() {
-		var h [epochLogHeader]byte
-		if _, err := io.ReadFull(r, h[:]); err != nil {
-			t.Fatal(err)
-		}
-		repr := make([]byte, binary.BigEndian.Uint32(h[17:]))
-		if _, err := io.ReadFull(r, repr); err != nil {
+		e, repr, err := readRecord(r)
+		if err != nil {
 			t.Fatal(err)
 		}
 		if i != 1 {
-			short.Add(pipeline.RecordedEpoch{Epoch: binary.BigEndian.Uint64(h[:8]), Checkpoint: h[8]&recordCheckpoint != 0,
-				Creating: h[8]&recordCreating != 0, DataEpoch: binary.BigEndian.Uint64(h[9:17])}, repr)
+			short.Add(e, repr)
 		}
 	}
 	cfg.RecordEpochs = nil

@@ -96,6 +96,23 @@ func (l *EpochLog) reader() (*bufio.Reader, error) {
 	return bufio.NewReaderSize(l.f, 1<<20), nil
 }
 
+// readRecord reads the next record Add wrote (its rows are the log's, not the
+// record's) and the batch's contents, in a fresh slice: a batch owns its contents
+// until it is closed.
+func readRecord(r io.Reader) (pipeline.RecordedEpoch, []byte, error) {
+	var h [epochLogHeader]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return pipeline.RecordedEpoch{}, nil, fmt.Errorf("baseline: epoch log: %w", err)
+	}
+	e := pipeline.RecordedEpoch{Epoch: binary.BigEndian.Uint64(h[:8]), DataEpoch: binary.BigEndian.Uint64(h[9:17]),
+		Checkpoint: h[8]&recordCheckpoint != 0, Creating: h[8]&recordCreating != 0}
+	repr := make([]byte, binary.BigEndian.Uint32(h[17:]))
+	if _, err := io.ReadFull(r, repr); err != nil {
+		return e, nil, fmt.Errorf("baseline: epoch log: %w", err)
+	}
+	return e, repr, nil
+}
+
 // Replay is the executor-free baseline of a backfill: it commits, one by one as
 // fast as the storage takes them, the epoch batches a backfill of the same
 // configuration recorded in log (A's changes, B's rows, the state rows), each
@@ -125,29 +142,23 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 	used := startUsage(j)
 	start := time.Now()
 	var last *storage.Upload // uploads end in commit order: the last ends after all
-	var h [epochLogHeader]byte
 	var epoch uint64
 	for range log.epochs {
-		if _, err := io.ReadFull(r, h[:]); err != nil {
-			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
+		e, repr, err := readRecord(r)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: replay: %w", err)
 		}
-		// The batch owns its contents until it is closed: a fresh slice each time.
-		repr := make([]byte, binary.BigEndian.Uint32(h[17:]))
-		if _, err := io.ReadFull(r, repr); err != nil {
-			return nil, fmt.Errorf("baseline: replay: epoch log: %w", err)
-		}
-		e, checkpoint := binary.BigEndian.Uint64(h[:8]), h[8]&recordCheckpoint != 0
 		b := j.Store().DB.NewBatch()
 		if err := b.SetRepr(repr); err != nil {
 			b.Close()
-			return nil, fmt.Errorf("baseline: replay: epoch %d: %w", e, err)
+			return nil, fmt.Errorf("baseline: replay: epoch %d: %w", e.Epoch, err)
 		}
 		var u *storage.Upload
-		if h[8]&recordCreating != 0 { // apart from the upstream's epochs, as the backfill committed it
-			u, err = j.Store().CommitCreatingAsync(b, e, binary.BigEndian.Uint64(h[9:17]), checkpoint)
+		if e.Creating { // apart from the upstream's epochs, as the backfill committed it
+			u, err = j.Store().CommitCreatingAsync(b, e.Epoch, e.DataEpoch, e.Checkpoint)
 		} else {
-			epoch = e
-			u, err = j.Store().CommitEpochAsync(b, e, checkpoint)
+			epoch = e.Epoch
+			u, err = j.Store().CommitEpochAsync(b, e.Epoch, e.Checkpoint)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("baseline: replay: %w", err)
