@@ -102,6 +102,9 @@ type Env struct {
 	// (nil: none); it must not keep the chunk. The pipeline's progress check
 	// derives the positions it expects from these rows, not from the executor.
 	OnChunk func(c *stream.Chunk)
+	// WaitCommitted waits until an upstream epoch has committed (snapshot scan: a
+	// replay reads the epoch's change log once it has).
+	WaitCommitted func(ctx context.Context, epoch uint64) error
 }
 
 // Executor is one actor's backfill, with its materialize stage; its scan kind's
@@ -381,7 +384,7 @@ func (e *Executor) barrier(ctx context.Context, b *stream.Barrier) (done bool, e
 	case e.scan != nil && !e.scanFrom.IsZero():
 		e.part.Phases.Scan = start.Sub(e.scanFrom)
 	}
-	if err := e.strat.barrier(b); err != nil {
+	if err := e.strat.barrier(ctx, b); err != nil {
 		return false, err
 	}
 	if e.cfg.Persist {

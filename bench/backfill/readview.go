@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -134,7 +135,7 @@ func (r *reopened) upstream(c *stream.Chunk) {
 
 // barrier reads at least one row in the epoch, keeps the epoch's writes to A for
 // checkpoint reads, and sends the buffered upstream chunks downstream, filtered.
-func (r *reopened) barrier(b *stream.Barrier) error {
+func (r *reopened) barrier(_ context.Context, b *stream.Barrier) error {
 	e := r.e
 	if e.scan != nil && !e.finished && e.part.SnapshotRows == 0 && !e.limit.Paused() {
 		// Read at least one row per epoch, so progress never starves on short barriers.

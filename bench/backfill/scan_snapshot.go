@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -93,13 +94,13 @@ func (s *snapshotScan) upstream(*stream.Chunk) {}
 // barrier handles a creating-job barrier of the snapshot phase, one that replays an
 // upstream epoch's change log, or, once the job has joined the upstream, an
 // upstream barrier.
-func (s *snapshotScan) barrier(b *stream.Barrier) error {
+func (s *snapshotScan) barrier(ctx context.Context, b *stream.Barrier) error {
 	e := s.e
 	if b.Replay > 0 {
 		if !e.finished {
 			return fmt.Errorf("backfill: actor %d: asked to replay epoch %d before its snapshot was read", e.cfg.Actor, b.Replay)
 		}
-		if err := s.replay(b.Replay); err != nil {
+		if err := s.replay(ctx, b.Replay); err != nil {
 			return err
 		}
 	}
@@ -124,12 +125,17 @@ func (s *snapshotScan) next(*stream.Barrier) error {
 }
 
 // replay applies the upstream's change log of epoch, for this actor's vnodes, to B
-// in the epoch's writes, as the upstream sent it. The epoch is committed: the
-// pipeline replays only committed epochs, as the engine reads the committed log.
-func (s *snapshotScan) replay(epoch uint64) error {
+// in the epoch's writes, as the upstream sent it. It waits for the epoch's commit
+// first, as the engine's log read waits for the committed epoch.
+func (s *snapshotScan) replay(ctx context.Context, epoch uint64) error {
 	e := s.e
 	if epoch != s.dataEpoch+1 {
 		return fmt.Errorf("backfill: actor %d: replay of epoch %d after epoch %d: the change log must be replayed in order", e.cfg.Actor, epoch, s.dataEpoch)
+	}
+	if e.env.WaitCommitted != nil {
+		if err := e.env.WaitCommitted(ctx, epoch); err != nil {
+			return fmt.Errorf("backfill: actor %d: replay of epoch %d: %w", e.cfg.Actor, epoch, err)
+		}
 	}
 	snap := e.env.Store.Latest()
 	defer snap.Release()

@@ -131,3 +131,66 @@ func TestSnapshotScanReadsOneSnapshotThenTheLog(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayWaitsForTheEpochsCommit: a replay barrier may come before its upstream
+// epoch has committed (the engine's meta sends every pending upstream barrier);
+// the actor waits for the commit (Env.WaitCommitted), then reads the epoch's log.
+func TestReplayWaitsForTheEpochsCommit(t *testing.T) {
+	const n, vnodes = 40, 4
+	s, vn := snapshotStore(t, n, vnodes)
+	in := make(chan stream.Message, 8)
+	parts := make(chan Part, 8)
+	committed := make(chan struct{})
+	e, err := NewExecutor(Config{Vnodes: allVnodes(vnodes), Schema: &kv, VnodeCount: vnodes, ChunkSize: 16, Scan: Snapshot},
+		Env{Store: s, Input: in, Deliver: func(_ context.Context, p Part) error { parts <- p; return nil },
+			WaitCommitted: func(ctx context.Context, epoch uint64) error {
+				if epoch != 2 {
+					t.Errorf("waited for epoch %d, want 2", epoch)
+				}
+				select {
+				case <-committed:
+					return nil
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.Run(ctx) }()
+	for i := uint64(1); ; i++ { // the snapshot phase, until the scan has ended
+		in <- stream.Message{Barrier: &stream.Barrier{Epoch: stream.Epoch{Prev: i - 1, Curr: i}, Creating: true}}
+		p := <-parts
+		p.Close()
+		if p.Finished {
+			break
+		}
+	}
+	in <- stream.Message{Barrier: &stream.Barrier{Epoch: stream.Epoch{Prev: 10, Curr: 11}, Creating: true, Replay: 2}}
+	select {
+	case p := <-parts:
+		t.Fatalf("replayed epoch 2 before it committed: %+v", p)
+	case err := <-done:
+		t.Fatalf("the actor stopped at a replay of an epoch not yet committed: %v", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	r := row.Row{row.I64(int64(n)), row.Str("new")}
+	b := s.DB.NewBatch()
+	b.Set(storage.AppendLogKey(nil, 2, vn.Of(r), 0), stream.AppendLogValue(nil, stream.Insert, r), nil)
+	if err := s.CommitEpoch(b, 2, true); err != nil {
+		t.Fatal(err)
+	}
+	close(committed)
+	select {
+	case p := <-parts:
+		if p.Replayed != 2 || p.UpstreamRows != 1 {
+			t.Errorf("replay: epoch %d, %d rows; want epoch 2, 1 row", p.Replayed, p.UpstreamRows)
+		}
+		p.Close()
+	case err := <-done:
+		t.Fatalf("the actor stopped: %v", err)
+	}
+}

@@ -1,6 +1,7 @@
 package backfill
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -83,8 +84,8 @@ type strategy interface {
 	// upstream sees each upstream chunk the actor buffers while the scan runs.
 	upstream(c *stream.Chunk)
 	// barrier does barrier b's work on the scan and on the buffered upstream
-	// chunks, before the epoch's state is persisted.
-	barrier(b *stream.Barrier) error
+	// chunks, before the epoch's state is persisted; it may wait (ctx ends it).
+	barrier(ctx context.Context, b *stream.Barrier) error
 	// persist writes the state rows whose progress changed, at barrier b.
 	persist(b *stream.Barrier) error
 	// next readies the scan for the epoch barrier b begins, once b's part is

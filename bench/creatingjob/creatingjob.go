@@ -28,19 +28,22 @@ import (
 //     same instant, with the creating job's own epoch (the engine's fake epochs);
 //     its parts commit in creating epochs of their own. The lag is not limited.
 //   - Log phase: once every actor has read its snapshot, the creating job replays
-//     the upstream epochs committed since, one per barrier. Every committed epoch's
-//     barrier goes out at once (up to maxInFlight), as the engine's meta injects
-//     the pending log-phase barriers together (drain_pending_barriers); work-driven,
-//     in batches (every epoch committed when the last batch has committed), the
-//     upstream cutting its allowance between them, so that every run commits the
-//     same epochs in the same order and the bytes repeat. The upstream may go on
-//     while its lag (upstream epochs sealed that the MV does not hold) is below a
-//     limit that starts at the lag when the phase begins and shrinks by half an
-//     epoch per epoch replayed, so the upstream advances at most one epoch for two
-//     replayed and the creating job catches up (the engine's max_pending_epoch_lag).
-//     Held back, the upstream stalls: the tap stops reading (time-driven), or the
-//     gate does not cut (work-driven: the upstream uses its allowance between
-//     batches, and the next batch waits for it).
+//     the upstream epochs sealed since, one per barrier. Every sealed epoch's
+//     barrier goes out at once (up to maxInFlight), committed or not, as the
+//     engine's meta injects every pending upstream barrier into the creating job
+//     (status.rs: pending_upstream_barriers, drain_pending_barriers); an actor waits
+//     for its epoch's commit before it reads the epoch's log (WaitCommitted), as the
+//     engine's log read waits for the committed epoch. Work-driven, in batches
+//     (every epoch committed when the last batch has committed), the upstream
+//     cutting its allowance between them, so that every run commits the same
+//     epochs in the same order and the bytes repeat. The upstream may go on while
+//     its lag (upstream epochs sealed that the MV does not hold) is below a limit
+//     that starts at the lag when the phase begins and shrinks by half an epoch per
+//     epoch replayed, so the upstream advances at most one epoch for two replayed
+//     and the creating job catches up (the engine's max_pending_epoch_lag). Held
+//     back, the upstream stalls: the tap stops reading (time-driven), or the gate
+//     does not cut (work-driven: the upstream uses its allowance between batches,
+//     and the next batch waits for it).
 //   - Caught up (lag 0), the job joins: from the next upstream epoch on the actors
 //     get the upstream's chunks and barriers, and that epoch, the job's last,
 //     commits with their parts, as a finished backfill's does.
@@ -210,10 +213,10 @@ func (cj *Job) tap(ctx context.Context, a int, db *pebble.DB, schema *row.Schema
 		case cj.phase == phaseSnapshot || cj.made[epoch] != nil:
 			// Another tap made it before the log phase began: every actor gets it.
 			box.push(stream.Message{Barrier: cj.creatingFor(b)})
-			cj.dispatch() // a replay may have waited for this barrier to be passed on
 		}
 		held = held[:0]
 		cj.sealed = max(cj.sealed, epoch)
+		cj.dispatch() // its replay, or one that waited for this barrier to be passed on
 		// Held back: the engine's upstream buffer stops polling, and the upstream
 		// stalls behind it (time-driven; work-driven, the gate does not cut).
 		for !cj.gated && cj.phase == phaseLog && epoch >= cj.cutLimit && ctx.Err() == nil {
@@ -251,6 +254,7 @@ func (cj *Job) creatingFor(b *stream.Barrier) *stream.Barrier {
 func (cj *Job) UpstreamCommitted(e uint64) {
 	cj.mu.Lock()
 	defer cj.mu.Unlock()
+	defer cj.cond.Broadcast() // for WaitCommitted
 	cj.committed = e
 	// Its taps have all handed in its log, some perhaps not yet marked it passed:
 	// the join must not make it coupled.
@@ -258,9 +262,10 @@ func (cj *Job) UpstreamCommitted(e uint64) {
 	cj.dispatch()
 }
 
-// dispatch sends a replay barrier for every committed epoch not yet sent (work
-// driven: once the last batch has committed and the upstream has used its
-// allowance), or joins once the creating job has caught up (cj.mu held).
+// dispatch sends a replay barrier for every sealed epoch not yet sent (work
+// driven: every committed one, once the last batch has committed and the upstream
+// has used its allowance), or joins once the creating job has caught up (cj.mu
+// held).
 func (cj *Job) dispatch() {
 	// A creating barrier of the snapshot phase that some tap has not passed on yet
 	// goes first: a replay's barrier sent now would reach that tap's actor before it,
@@ -278,11 +283,8 @@ func (cj *Job) dispatch() {
 		}
 		return
 	}
-	if cj.sentTo >= cj.committed { // nothing new to send
-		return
-	}
 	now := time.Now()
-	for u := cj.sentTo + 1; u <= cj.committed && u-cj.dataEpoch <= maxInFlight; u++ {
+	for u := cj.sentTo + 1; u <= cj.sealed && u-cj.dataEpoch <= maxInFlight; u++ {
 		cj.seq++
 		b := &stream.Barrier{Epoch: stream.Epoch{Prev: cj.seq - 1, Curr: cj.seq}, Injected: now, Checkpoint: u%cj.ckptFreq == 0, Creating: true, Replay: u}
 		for _, box := range cj.boxes {
@@ -436,6 +438,17 @@ func (cj *Job) Coupled(e uint64) bool {
 	cj.mu.Lock()
 	defer cj.mu.Unlock()
 	return cj.coupled(e)
+}
+
+// WaitCommitted waits until upstream epoch e has committed, or ctx ends (Wake
+// must then be called): a replay reads the epoch's log once it is committed.
+func (cj *Job) WaitCommitted(ctx context.Context, e uint64) error {
+	cj.mu.Lock()
+	defer cj.mu.Unlock()
+	for cj.committed < e && ctx.Err() == nil {
+		cj.cond.Wait()
+	}
+	return context.Cause(ctx)
 }
 
 // DataEpoch is the upstream epoch the MV holds.

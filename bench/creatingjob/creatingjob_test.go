@@ -1,8 +1,10 @@
 package creatingjob
 
 import (
+	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/backfill-bench/backfill-bench/bench/backfill"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
@@ -74,36 +76,63 @@ func TestJoinWithoutLag(t *testing.T) {
 	}
 }
 
-// TestLogPhaseSendsEveryCommittedEpoch: once the snapshot is read, the creating job
-// gets a replay barrier for every upstream epoch committed since, at once, as the
-// engine's meta injects its pending barriers; time-driven, an epoch committed while
-// they are out is sent at once too; work-driven, the upstream cuts no epoch until
-// the batch has committed.
-func TestLogPhaseSendsEveryCommittedEpoch(t *testing.T) {
+// TestLogPhaseSendsEverySealedEpoch: once the snapshot is read, the creating job
+// gets a replay barrier for every upstream epoch sealed since, at once, as the
+// engine's meta injects its pending upstream barriers: time-driven, committed or
+// not (an actor waits for its epoch's commit: WaitCommitted), and an epoch sealed
+// while they are out is sent at once too; work-driven, in batches, each once
+// every epoch cut has committed, the upstream cutting no epoch until the batch has
+// committed.
+func TestLogPhaseSendsEverySealedEpoch(t *testing.T) {
+	all := []uint64{11, 12, 13, 14, 15, 16}
 	for _, gated := range []bool{false, true} {
 		cj := New(1, 10, gated, 1)
 		wakes := 0
 		cj.SetWakeGate(func() { wakes++ })
 		cj.UpstreamCommitted(14)
+		seal(cj, 16)                     // a tap passed 15 and 16, not committed yet
 		cj.CreatingCommitted(1, true, 0) // the snapshot is read: the log phase begins
-		if got, want := replays(cj), []uint64{11, 12, 13, 14}; !slices.Equal(got, want) {
+		want := all
+		if gated {
+			want = nil
+		}
+		if got := replays(cj); !slices.Equal(got, want) {
 			t.Fatalf("gated %v: replay barriers %v at the log phase's start, want %v", gated, got, want)
+		}
+		waited := make(chan error)
+		go func() { waited <- cj.WaitCommitted(context.Background(), 16) }()
+		cj.UpstreamCommitted(15)
+		select {
+		case <-waited:
+			t.Fatalf("gated %v: WaitCommitted(16) returned with 15 committed", gated)
+		case <-time.After(10 * time.Millisecond):
+		}
+		cj.UpstreamCommitted(16)
+		if err := <-waited; err != nil {
+			t.Fatal(err)
+		}
+		want = nil
+		if gated {
+			want = all
+		}
+		if got := replays(cj); !slices.Equal(got, want) {
+			t.Fatalf("gated %v: replay barriers %v once 16 committed, want %v", gated, got, want)
 		}
 		if gated {
 			if ready, _ := cj.AfterScans(); ready {
 				t.Fatal("work-driven: the upstream cut an epoch while a batch of replays was out")
 			}
 		} else {
-			cj.UpstreamCommitted(15)
-			if got, want := replays(cj), []uint64{15}; !slices.Equal(got, want) {
-				t.Fatalf("time-driven: replay barriers %v after epoch 15 committed with replays out, want %v", got, want)
+			seal(cj, 17)
+			if got, want := replays(cj), []uint64{17}; !slices.Equal(got, want) {
+				t.Fatalf("time-driven: replay barriers %v after epoch 17 was sealed with replays out, want %v", got, want)
 			}
 		}
-		for i, u := range []uint64{11, 12, 13, 14} {
+		for i, u := range all {
 			cj.CreatingCommitted(uint64(2+i), false, u)
 		}
-		if got := cj.DataEpoch(); got != 14 {
-			t.Errorf("gated %v: the MV holds epoch %d, want 14", gated, got)
+		if got := cj.DataEpoch(); got != 16 {
+			t.Errorf("gated %v: the MV holds epoch %d, want 16", gated, got)
 		}
 		if gated {
 			if wakes != 1 {
@@ -114,6 +143,14 @@ func TestLogPhaseSendsEveryCommittedEpoch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// seal marks upstream epoch e passed by a tap, as a tap does.
+func seal(cj *Job, e uint64) {
+	cj.mu.Lock()
+	defer cj.mu.Unlock()
+	cj.sealed = max(cj.sealed, e)
+	cj.dispatch()
 }
 
 // replays takes the replay barriers waiting in actor 0's mailbox.

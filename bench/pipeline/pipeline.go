@@ -835,7 +835,8 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			Actor: a, Vnodes: vnodes, Schema: j.wl.Schema(), VnodeCount: cfg.Vnodes,
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
-		}, j.progress.Hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange}))
+		}, j.progress.Hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange,
+			WaitCommitted: col.cj.WaitCommitted}))
 		if err != nil {
 			j.progress.Release() // the collector, which would, has not started
 			return nil, fmt.Errorf("pipeline: %w", err)
