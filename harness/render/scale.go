@@ -175,16 +175,22 @@ func baselineLabel(benchmark string) string {
 // baseline among them, its rows/s divided by each baseline's (medians over the
 // rounds): ÷ replay is the executor's own cost (1 = none), ÷ append-order copy
 // the distance from the storage's limit for the table, ÷ scan-only the share of
-// the time the reads take. It writes nothing and returns false when no cell has
-// a baseline.
+// the time the reads take. Beside the replay's per-round ratio it writes the
+// ratio its CPU allows, round by round: the replay's CPU per row (the job's and
+// its compactions') ÷ the backfill's. Where the two agree both runs were bound by
+// the machine's CPU, and the gap is the backfill's extra CPU, not its waits. It
+// writes nothing and returns false when no cell has a baseline.
 func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	byName := map[string][]float64{}
+	cpuByName := map[string][]float64{} // CPU per row, the job's and its compactions'
 	var cells []contract.Cell
 	for _, r := range results {
 		v, ok := r.Value(contract.UnitRowsPerSec)
 		if !ok {
 			continue
 		}
+		cpu, _ := r.Value(contract.Tidy(contract.UnitCPUPerRow)) // read back in sec/row
+		compact, _ := r.Value(contract.Tidy(contract.UnitCompactCPUPerRow))
 		name := contract.Label(string(r.Name))
 		if c, ok := contract.CellOf(r); ok {
 			name = c.FullName()
@@ -193,13 +199,14 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 			}
 		}
 		byName[name] = append(byName[name], v)
+		cpuByName[name] = append(cpuByName[name], cpu+compact)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "backfill rows/s\t"
 	for _, b := range contract.Baselines {
 		header += "÷ " + b.Label + "\t"
 		if b.Benchmark == contract.ReplayBenchmark {
-			header += "per round\t"
+			header += "per round\tCPU per round\t"
 		}
 	}
 	wrote := false
@@ -217,14 +224,14 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 				line += "—\t"
 			}
 			if b.Benchmark == contract.ReplayBenchmark {
-				line += perRound(bfs, vs) + "\t"
+				line += perRound(bfs, vs) + "\t" + perRound(cpuByName[c.BaselineName(b.Benchmark)], cpuByName[c.FullName()]) + "\t"
 			}
 		}
 		if !any {
 			continue
 		}
 		if !wrote {
-			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; CPU per round: the replay's CPU per row, the job's and its compactions', ÷ the backfill's, round by round: where it is the per-round ratio, both ran CPU-bound and the gap is the backfill's extra CPU; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
 				return false, err
 			}
 			fmt.Fprintf(tw, "%s\tcell\n", header)
@@ -238,19 +245,20 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	return true, tw.Flush()
 }
 
-// perRound is the per-round ratios backfill ÷ replay, "median (min–max)", the
-// i-th replay taken as the i-th backfill's (each runs right after its cell's job,
-// in round order); "—" when the two do not pair one to one or there is one round.
-func perRound(backfill, replay []float64) string {
-	if len(backfill) != len(replay) || len(backfill) < 2 {
+// perRound is the per-round ratios num ÷ den (backfill ÷ replay rows/s, or replay
+// ÷ backfill CPU per row), "median (min–max)", the i-th replay taken as the i-th
+// backfill's (each runs right after its cell's job, in round order); "—" when the
+// two do not pair one to one, there is one round, or a figure is missing.
+func perRound(num, den []float64) string {
+	if len(num) != len(den) || len(num) < 2 {
 		return "—"
 	}
-	ratios := make([]float64, len(backfill))
-	for i, b := range backfill {
-		if replay[i] <= 0 {
+	ratios := make([]float64, len(num))
+	for i, n := range num {
+		if n <= 0 || den[i] <= 0 {
 			return "—"
 		}
-		ratios[i] = b / replay[i]
+		ratios[i] = n / den[i]
 	}
 	return fmt.Sprintf("%.3f (%.3f–%.3f)", judge.Median(ratios), slices.Min(ratios), slices.Max(ratios))
 }
