@@ -1,11 +1,8 @@
 package storage
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
@@ -16,7 +13,7 @@ import (
 // compactionMeter measures the CPU time of compactions, so that a job can report
 // apart the compactions the engine would run elsewhere (on compactor nodes).
 // rusage cannot tell goroutines apart, but the kernel counts each OS thread's time
-// on a CPU (/proc/self/task/TID/schedstat, in ns): Pebble runs each compaction on
+// on a CPU (its thread CPU clock): Pebble runs each compaction on
 // a goroutine of its own and calls CompactionBegin and CompactionEnd from it, so
 // the meter locks that goroutine to its thread from begin to end, and a
 // compaction's CPU is its thread's time in between; a running one's is read from
@@ -97,17 +94,21 @@ func (m *compactionMeter) total() (time.Duration, error) {
 	return t, m.err
 }
 
-// threadCPU reads a thread of this process's time on a CPU: the first field of its
-// schedstat, in nanoseconds.
+// threadCPU reads a thread of this process's time on a CPU from the kernel's CPU
+// clock of that thread (the clock id pthread_getcpuclockid gives: the inverted
+// TID shifted by 3, per-thread and sched bits set): one system call. The job's
+// collector reads it at every commit, on the job's own time.
 func threadCPU(tid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/self/task/" + strconv.Itoa(tid) + "/schedstat")
-	if err != nil {
-		return 0, err
+	var ts unix.Timespec
+	if err := unix.ClockGettime(int32(^tid<<3|cpuClockPerThread|cpuClockSched), &ts); err != nil {
+		return 0, fmt.Errorf("thread %d's CPU clock: %w", tid, err)
 	}
-	field, _, _ := bytes.Cut(b, []byte(" "))
-	ns, err := strconv.ParseInt(string(field), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("thread %d's schedstat %q: %w", tid, b, err)
-	}
-	return time.Duration(ns), nil
+	return time.Duration(ts.Nano()), nil
 }
+
+// The bits of a thread's CPU clock id (the kernel's CPUCLOCK_PERTHREAD_MASK and
+// CPUCLOCK_SCHED).
+const (
+	cpuClockPerThread = 4
+	cpuClockSched     = 2
+)
