@@ -836,7 +836,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 			ChunkSize: cfg.ChunkSize, Scan: cfg.Scan, Read: cfg.Read, Persist: cfg.Persist, RateLimit: rate, Resume: resume, EpochRows: share,
 			RebuildRows: cfg.RebuildRows, RebuildInterval: max(cfg.RebuildInterval, 0),
 		}, j.progress.Hooks(a, backfill.Env{Store: j.store, Input: inputs[a], Deliver: col.deliverActor, OnExhausted: onExhausted, OnEmit: onEmit, OnFull: onFull, RateChange: rateChange,
-			WaitCommitted: col.cj.WaitCommitted}))
+			WaitCommitted: col.cj.WaitCommitted})) // a coupled scan has no cj and never calls it
 		if err != nil {
 			j.progress.Release() // the collector, which would, has not started
 			return nil, fmt.Errorf("pipeline: %w", err)
