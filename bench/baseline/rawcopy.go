@@ -120,6 +120,7 @@ type usage struct {
 }
 
 func startUsage(j *pipeline.Job) usage {
+	pipeline.StartWindow()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return usage{cpu: j.CPU(), allocs: m.Mallocs, bytes: m.TotalAlloc}
