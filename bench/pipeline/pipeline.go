@@ -63,9 +63,8 @@ type Config struct {
 	SnapshotRateLimit   float64    // snapshot rows/s per actor; 0: unlimited
 	SnapshotRateLimits  []float64  // per actor, where > 0 overriding SnapshotRateLimit
 	SnapshotRateStep    RateStep   // a change of every actor's limit mid-job (zero: none)
-	// Snapshot scan: rebuild the snapshot's iterators every RebuildRows rows read
-	// by an actor (0: not by rows) or RebuildInterval (Default: the engine's 600 s;
-	// negative: not by time).
+	// Snapshot scan: rebuild the snapshot's iterators every RebuildRows rows read by an
+	// actor (0: not by rows) or RebuildInterval (Default: 600 s; negative: not by time).
 	RebuildRows     int64
 	RebuildInterval time.Duration
 	// CreatingDelay, if set, is called before a creating-job barrier reaches actor
@@ -216,9 +215,8 @@ type Event struct {
 type EpochTrace struct {
 	Epoch    uint64
 	Injected time.Time
-	// Barrier injected → the epoch done: committed, and durable if a checkpoint's
-	// upload went on in the background; epochs are done in order, as the engine
-	// completes barriers.
+	// Barrier injected → the epoch done: committed, and durable if a checkpoint's upload
+	// went on in the background; done in order, as the engine completes barriers.
 	Latency      time.Duration
 	Checkpoint   bool
 	SnapshotRows int64
@@ -234,8 +232,7 @@ type EpochTrace struct {
 	// the collector's building of the epoch batch and its commit.
 	Phases        backfill.Phases
 	Build, Commit time.Duration
-	// On an object store, a checkpoint's upload after its commit returned (the
-	// next epochs go on meanwhile).
+	// On an object store, a checkpoint's upload after its commit (the next go on).
 	Upload time.Duration
 	// The epoch's scans: the most epochs an actor's read snapshot was behind the
 	// epoch it read, and the writes to A the actors buffered for checkpoint reads.
@@ -358,9 +355,8 @@ func BarrierLatency(epochs []EpochTrace, q float64) time.Duration {
 	return time.Duration(contract.Quantile(ns, q))
 }
 
-// WriteAmp is physical bytes written during the job ÷ logical bytes of the MV and
-// the upstream's changes (LogicalBytes.Data): the state table's bytes are in the
-// numerator only.
+// WriteAmp is physical bytes written during the job ÷ logical bytes of the MV and the
+// upstream's changes (LogicalBytes.Data): the state table's are in the numerator only.
 func (r *Result) WriteAmp() float64 { return r.amp(r.FS) }
 
 // SettleWriteAmp is physical bytes written by the settle ÷ logical bytes of the MV
