@@ -163,7 +163,7 @@ func BenchmarkReplay(b *testing.B) {
 			// The recorded job grew the heap: give that memory back, so that the
 			// replay, like the backfill, starts from a heap only a load has grown,
 			// and pays for the memory it touches as the backfill does (README
-			// "Baselines": warm from the recording, it ran 30 % faster).
+			// "Baselines": warm from the recording, it took a third less time).
 			debug.FreeOSMemory()
 			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) {
 				return baseline.Replay(ctx, j, log)
