@@ -8,6 +8,17 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 )
 
+// PacedMetrics are what a replay reports of its paced run r (baseline.PacedReplay):
+// the CPU per row of the job and of its offloaded compactions, and the bytes its
+// compactions wrote.
+func PacedMetrics(r *pipeline.Result) []Metric {
+	return []Metric{
+		{ratio(int64(r.CPU), r.Rows()), contract.UnitPacedCPUPerRow},
+		{ratio(int64(r.CompactCPU), r.Rows()), contract.UnitPacedCompactCPUPerRow},
+		{float64(r.FS.Bytes[meterfs.Compaction]), contract.UnitPacedCompactionBytes},
+	}
+}
+
 // Metric is one reported value.
 type Metric struct {
 	Value float64

@@ -144,7 +144,10 @@ func BenchmarkRawCopy(b *testing.B) {
 // BenchmarkReplay is the executor-free baseline of every cell: a backfill of the
 // cell records its epoch batches (untimed), then each op commits them again, with
 // the same syncs, on a fresh DB with A loaded (timed) and verifies B == A.
-// Backfill ÷ replay is the executor's own overhead.
+// Backfill ÷ replay is the executor's own overhead and the compaction work its
+// slower pace adds; after each op (untimed) the batches are replayed once more at
+// the backfill's pace, which the result reports as paced-* units
+// (baseline.PacedReplay).
 func BenchmarkReplay(b *testing.B) {
 	m, profiles := matrix(b)
 	for _, cell := range m.Cells() {
@@ -165,11 +168,51 @@ func BenchmarkReplay(b *testing.B) {
 			// and pays for the memory it touches as the backfill does (README
 			// "Baselines": warm from the recording, it took a third less time).
 			debug.FreeOSMemory()
+			// After each replay, untimed, the replay at the recorded backfill's
+			// pace: its figures go on the replay's result (bench.PacedMetrics).
+			paced := map[string]float64{}
+			var units []string
 			runJobs(b, p, cfg, func(j *pipeline.Job, ctx context.Context) (*pipeline.Result, error) {
 				return baseline.Replay(ctx, j, log)
-			}, nil)
+			}, func(*pipeline.Result) error {
+				res, err := pacedReplay(p, cfg, log)
+				if err != nil {
+					return err
+				}
+				for _, m := range bench.PacedMetrics(res) {
+					if _, ok := paced[m.Unit]; !ok {
+						units = append(units, m.Unit)
+					}
+					paced[m.Unit] += m.Value
+				}
+				return nil
+			})
+			for _, u := range units {
+				b.ReportMetric(paced[u]/float64(b.N), u)
+			}
 		})
 	}
+}
+
+// pacedReplay replays log at the pace it was recorded at (baseline.PacedReplay) on
+// a fresh instance of the profile, from a heap as the replay's.
+func pacedReplay(p profile.Profile, cfg pipeline.Config, log *baseline.EpochLog) (*pipeline.Result, error) {
+	debug.FreeOSMemory()
+	cleanup, err := cfg.UseProfile(p)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
+	job, err := pipeline.Prepare(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer job.Close()
+	res, err := baseline.PacedReplay(context.Background(), job, log)
+	if err != nil {
+		return nil, fmt.Errorf("the replay at the backfill's pace: %w", err)
+	}
+	return res, nil
 }
 
 // recordEpochs runs (untimed) a backfill of cfg on a fresh instance of the profile

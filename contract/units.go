@@ -69,6 +69,15 @@ const (
 	UnitCompactCPUPerRow = "compact-cpu-ns/row"
 )
 
+// A replay's figures at its backfill's pace (baseline.PacedReplay), which its
+// result carries beside its own: the job's CPU per row, its offloaded compactions',
+// and its compactions' bytes.
+const (
+	UnitPacedCPUPerRow        = "paced-cpu-ns/row"
+	UnitPacedCompactCPUPerRow = "paced-compact-cpu-ns/row"
+	UnitPacedCompactionBytes  = "paced-fs-compaction-B/op"
+)
+
 // ExactUnits are the judged units that repeat exactly under a work-driven cadence,
 // declared assume=exact.
 var ExactUnits = []string{UnitStateRows, UnitStateBytes, UnitPersistBytes, UnitStatePerMV}
@@ -135,7 +144,8 @@ func Units() []benchfmt.UnitMetadata {
 		u = append(u, m(FSUnit(c), "lower"))
 	}
 	u = append(u, creatingUnits()...)
-	u = append(u, m(UnitMemTableStallSec, "lower"), m(UnitL0StallSec, "lower"), m(UnitCompactCPUPerRow, "lower"))
+	u = append(u, m(UnitMemTableStallSec, "lower"), m(UnitL0StallSec, "lower"), m(UnitCompactCPUPerRow, "lower"),
+		m(UnitPacedCPUPerRow, "lower"), m(UnitPacedCompactCPUPerRow, "lower"), m(UnitPacedCompactionBytes, "lower"))
 	u = append(u, instructionUnits()...)
 	return u
 }

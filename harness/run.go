@@ -457,6 +457,6 @@ func writeBaselinePlan(w io.Writer, set *profile.Set, cells []contract.Cell, cou
 		n[string(base)]++
 	}
 	est := time.Duration(runner.EstimateBaselines(cells, set, count) * float64(time.Second)).Round(time.Second)
-	fmt.Fprintf(w, "\nbaselines, about %v more: %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first), each right after its cell's job in every round; then %d rounds of %d append-order copies (BenchmarkRawCopy, one per table) and %d scan-only reads (BenchmarkScanOnly, one per scan)\n",
+	fmt.Fprintf(w, "\nbaselines, about %v more: %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first and replaying again at its pace after), each right after its cell's job in every round; then %d rounds of %d append-order copies (BenchmarkRawCopy, one per table) and %d scan-only reads (BenchmarkScanOnly, one per scan)\n",
 		est, n[contract.ReplayBenchmark], count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark])
 }

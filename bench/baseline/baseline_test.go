@@ -2,6 +2,7 @@ package baseline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -26,7 +27,8 @@ func recordJob(t *testing.T, cfg pipeline.Config) (*EpochLog, *pipeline.Result) 
 	return log, res
 }
 
-func replay(cfg pipeline.Config, log *EpochLog) (*pipeline.Result, error) {
+// replayJob runs replay (Replay or PacedReplay) of log on a job of cfg.
+func replayJob(cfg pipeline.Config, log *EpochLog, replay func(context.Context, *pipeline.Job, *EpochLog) (*pipeline.Result, error)) (*pipeline.Result, error) {
 	j, err := pipeline.Prepare(context.Background(), cfg)
 	if err != nil {
 		return nil, err
@@ -34,7 +36,7 @@ func replay(cfg pipeline.Config, log *EpochLog) (*pipeline.Result, error) {
 	defer j.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	return Replay(ctx, j, log)
+	return replay(ctx, j, log)
 }
 
 // TestReplayCommitsTheBackfillsBatches: the replay commits exactly the backfill's
@@ -54,7 +56,7 @@ func TestReplayCommitsTheBackfillsBatches(t *testing.T) {
 				t.Fatalf("recorded %d epochs, the backfill committed %d", log.Epochs(), len(bf.Epochs))
 			}
 			cfg.RecordEpochs = nil
-			res, err := replay(cfg, log)
+			res, err := replayJob(cfg, log, Replay)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -91,7 +93,7 @@ func TestReplayFlushesAsTheBackfill(t *testing.T) {
 		t.Fatal("no creating epoch: the test needs the snapshot scan")
 	}
 	cfg.RecordEpochs = nil
-	res, err := replay(cfg, log)
+	res, err := replayJob(cfg, log, Replay)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,12 +130,78 @@ func TestReplayVerifies(t *testing.T) {
 		}
 	}
 	cfg.RecordEpochs = nil
-	if _, err := replay(cfg, short); err == nil || !strings.Contains(err.Error(), "MV verification") {
+	if _, err := replayJob(cfg, short, Replay); err == nil || !strings.Contains(err.Error(), "MV verification") {
 		t.Fatalf("replay of a log missing an epoch: err %v, want an MV verification failure", err)
 	}
-	if _, err := replay(cfg, &EpochLog{}); err == nil {
+	if _, err := replayJob(cfg, &EpochLog{}, Replay); err == nil {
 		t.Fatal("replay of an empty log: no error")
 	}
+}
+
+// TestPacedReplayKeepsTheRecordedPace: the log holds when the backfill committed
+// each batch, in order and within its time; the paced replay commits none earlier
+// (a log stretched to three times the pace takes it at least three times as
+// long), and waits on its context; the replay ignores the pace.
+func TestPacedReplayKeepsTheRecordedPace(t *testing.T) {
+	cfg := smallJob(3000, 2, 16, true, 44)
+	log, bf := recordJob(t, cfg)
+	cfg.RecordEpochs = nil
+	var last time.Duration
+	stretched := rewriteLog(t, log, func(e *pipeline.RecordedEpoch) {
+		if e.At <= 0 || e.At < last || e.At > bf.Wall {
+			t.Errorf("epoch %d committed at %v, after %v, in a job of %v", e.Epoch, e.At, last, bf.Wall)
+		}
+		last = e.At
+		e.At *= 3
+	})
+	res, err := replayJob(cfg, stretched, PacedReplay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Wall < 3*last {
+		t.Errorf("the paced replay took %v, less than the %v its log's last batch was committed at", res.Wall, 3*last)
+	}
+
+	late := rewriteLog(t, log, func(e *pipeline.RecordedEpoch) { e.At += time.Hour })
+	if _, err := replayJob(cfg, late, Replay); err != nil {
+		t.Errorf("the replay of a log an hour late: %v (it should not wait)", err)
+	}
+	j, err := pipeline.Prepare(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := PacedReplay(ctx, j, late); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("the paced replay of a log an hour late, cancelled: err %v, want the context's", err)
+	}
+}
+
+// rewriteLog returns a copy of log with edit applied to every record.
+func rewriteLog(t *testing.T, log *EpochLog, edit func(*pipeline.RecordedEpoch)) *EpochLog {
+	t.Helper()
+	out, err := NewEpochLog(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { out.Close() })
+	r, err := log.reader()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range log.Epochs() {
+		e, repr, err := readRecord(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edit(&e)
+		if err := out.Add(e, repr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out.snapshotRows, out.upstreamRows = log.snapshotRows, log.upstreamRows
+	return out
 }
 
 // TestEpochLogRemovesItsFile: the spill file goes with Close.

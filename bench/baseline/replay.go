@@ -33,8 +33,8 @@ type EpochLog struct {
 }
 
 // epochLogHeader is a record's header: epoch (8 bytes), flags (1), data epoch (8),
-// length (4).
-const epochLogHeader = 21
+// when it was committed (8, ns from the job's start), length (4).
+const epochLogHeader = 29
 
 // A record's flags.
 const (
@@ -62,7 +62,8 @@ func (l *EpochLog) Add(e pipeline.RecordedEpoch, repr []byte) error {
 		h[8] |= recordCreating
 	}
 	binary.BigEndian.PutUint64(h[9:17], e.DataEpoch)
-	binary.BigEndian.PutUint32(h[17:], uint32(len(repr)))
+	binary.BigEndian.PutUint64(h[17:25], uint64(e.At))
+	binary.BigEndian.PutUint32(h[25:], uint32(len(repr)))
 	if _, err := l.w.Write(h[:]); err != nil {
 		return fmt.Errorf("baseline: epoch log %s: %w", l.f.Name(), err)
 	}
@@ -105,8 +106,8 @@ func readRecord(r io.Reader) (pipeline.RecordedEpoch, []byte, error) {
 		return pipeline.RecordedEpoch{}, nil, fmt.Errorf("baseline: epoch log: %w", err)
 	}
 	e := pipeline.RecordedEpoch{Epoch: binary.BigEndian.Uint64(h[:8]), DataEpoch: binary.BigEndian.Uint64(h[9:17]),
-		Checkpoint: h[8]&recordCheckpoint != 0, Creating: h[8]&recordCreating != 0}
-	repr := make([]byte, binary.BigEndian.Uint32(h[17:]))
+		Checkpoint: h[8]&recordCheckpoint != 0, Creating: h[8]&recordCreating != 0, At: time.Duration(binary.BigEndian.Uint64(h[17:25]))}
+	repr := make([]byte, binary.BigEndian.Uint32(h[25:]))
 	if _, err := io.ReadFull(r, repr); err != nil {
 		return e, nil, fmt.Errorf("baseline: epoch log: %w", err)
 	}
@@ -120,9 +121,25 @@ func readRecord(r io.Reader) (pipeline.RecordedEpoch, []byte, error) {
 // committed them, on a DB with A loaded as Prepare loads it. The batches' order,
 // keys, values and syncs are the backfill's; what is left out is the executor (the
 // scan, the merge, the filter, building the batches) and the stream. Backfill ÷
-// replay is then the executor's own overhead. It verifies B == A like Run. A
-// prepared job runs Run, RawCopy, Replay or ScanOnly, once.
+// replay is then the executor's own overhead and the storage work its slower pace
+// adds (PacedReplay). It verifies B == A like Run. A
+// prepared job runs Run, RawCopy, Replay, PacedReplay or ScanOnly, once.
 func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Result, error) {
+	return replay(ctx, j, log, false)
+}
+
+// PacedReplay is Replay at the recorded backfill's pace: it commits no batch
+// before the time from its start that the backfill committed it at. Compactions
+// run when they get the CPU, so what they rewrite for the same flushes depends on
+// the job's pace: a slower job leaves them CPU sooner, they run on fewer L0 files
+// each and rewrite the base level more often. At the backfill's pace the storage
+// does about the backfill's work, so the paced replay's CPU ÷ the backfill's is the
+// share of the backfill's CPU that is not its executor's.
+func PacedReplay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Result, error) {
+	return replay(ctx, j, log, true)
+}
+
+func replay(ctx context.Context, j *pipeline.Job, log *EpochLog, paced bool) (*pipeline.Result, error) {
 	res, err := j.Claim()
 	if err != nil {
 		return nil, err
@@ -147,6 +164,11 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 		e, repr, err := readRecord(r)
 		if err != nil {
 			return nil, fmt.Errorf("baseline: replay: %w", err)
+		}
+		if paced {
+			if err := sleepUntil(ctx, start.Add(e.At)); err != nil {
+				return nil, err
+			}
 		}
 		b := j.Store().DB.NewBatch()
 		if err := b.SetRepr(repr); err != nil {
@@ -281,5 +303,21 @@ func scanActor(ctx context.Context, j *pipeline.Job, snap *storage.EpochSnapshot
 				return n, err
 			}
 		}
+	}
+}
+
+// sleepUntil returns at t, or with ctx's error when it ends first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

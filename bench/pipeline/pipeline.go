@@ -403,12 +403,13 @@ type EpochRecorder interface {
 	Add(e RecordedEpoch, repr []byte) error
 }
 
-// RecordedEpoch is how an epoch batch was committed (a creating epoch's apart, with
-// the upstream epoch its MV holds) and the rows its epoch processed.
+// RecordedEpoch is how and when (At: from the job's start) an epoch batch was
+// committed (a creating epoch's apart, with its MV's upstream epoch) and its rows.
 type RecordedEpoch struct {
 	Epoch, DataEpoch           uint64
 	Creating, Checkpoint       bool
 	SnapshotRows, UpstreamRows int64
+	At                         time.Duration
 }
 
 // Job is a prepared job: A is loaded and settled.
@@ -738,7 +739,7 @@ func (j *Job) Run(ctx context.Context) (*Result, error) {
 		inputs[i] = make(chan stream.Message, 16)
 		outs[i] = inputs[i]
 	}
-	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, cpuStart)
+	col := newCollector(cfg.Logger, j.store, cfg.Par, res, cfg.OnEvent, start, cpuStart)
 	col.record = cfg.RecordEpochs
 	col.netRows = j.mvRows
 	if j.progress, err = j.newProgressCheck(); err != nil {
@@ -946,6 +947,7 @@ type collector struct {
 	parts   chan any // source.Epoch or backfill.Part, in epoch order per producer
 	onEvent func(Event)
 
+	start           time.Time // the job's
 	cpuStart        time.Duration
 	lastLSM         storage.LSM // at the previous commit
 	netRows         int64       // the changelog's inserts minus deletes, over all epochs
@@ -969,8 +971,8 @@ type epochUpload struct {
 	*storage.Upload
 }
 
-func newCollector(log *slog.Logger, s *storage.Store, par int, res *Result, onEvent func(Event), cpuStart time.Duration) *collector {
-	return &collector{log: log, store: s, par: par, res: res, parts: make(chan any, 4*(par+1)), onEvent: onEvent, cpuStart: cpuStart}
+func newCollector(log *slog.Logger, s *storage.Store, par int, res *Result, onEvent func(Event), start time.Time, cpuStart time.Duration) *collector {
+	return &collector{log: log, store: s, par: par, res: res, parts: make(chan any, 4*(par+1)), onEvent: onEvent, start: start, cpuStart: cpuStart}
 }
 
 func (c *collector) deliverActor(ctx context.Context, p backfill.Part) error {
@@ -1233,7 +1235,7 @@ func (c *collector) commit(epoch uint64, pe *pending) (final bool, err error) {
 	committing := time.Now()
 	tr.Build = committing.Sub(built)
 	if c.record != nil {
-		if err := c.record.Add(RecordedEpoch{Epoch: epoch, Checkpoint: bar.Checkpoint, SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}, b.Repr()); err != nil {
+		if err := c.record.Add(RecordedEpoch{Epoch: epoch, Checkpoint: bar.Checkpoint, SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows, At: committing.Sub(c.start)}, b.Repr()); err != nil {
 			b.Close()
 			return false, err
 		}

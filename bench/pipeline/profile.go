@@ -14,9 +14,8 @@ import (
 )
 
 // UseProfile points a job's configuration at a fresh instance of the profile: a new
-// filesystem (a new directory for disk), a new throttle, its cache and memtable, and
-// its GOMAXPROCS. The returned cleanup removes the directory and restores GOMAXPROCS;
-// call it after the job is closed.
+// filesystem (directory for disk), throttle, cache, memtable and GOMAXPROCS; the
+// cleanup, to call once the job is closed, removes the directory, restores GOMAXPROCS.
 func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	var dir string
 	switch p.FS {

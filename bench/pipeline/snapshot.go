@@ -63,7 +63,7 @@ func (c *collector) commitCreating(seq uint64, parts []backfill.Part) error {
 	}
 	if c.record != nil { // the replay baseline commits it too, in commit order
 		if err := c.record.Add(RecordedEpoch{Epoch: seq, Creating: true, DataEpoch: data, Checkpoint: bar.Checkpoint,
-			SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows}, b.Repr()); err != nil {
+			SnapshotRows: tr.SnapshotRows, UpstreamRows: tr.UpstreamRows, At: time.Since(c.start)}, b.Repr()); err != nil {
 			b.Close()
 			return err
 		}

@@ -6,10 +6,9 @@ import (
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
-// openWindow opens the callgrind window of a job (harness --measure instructions):
-// from the job's start to its final commit, without loading A, verification or
-// settling; it starts after StartWindow, so that with GOGC=off under Valgrind
-// every job starts from the same heap.
+// openWindow opens a job's callgrind window (harness --measure instructions): from
+// its start to its final commit, without loading A, verification or settling; after
+// StartWindow, so that with GOGC=off under Valgrind every job starts from one heap.
 func openWindow() *callgrind.Window {
 	StartWindow()
 	w := &callgrind.Window{}

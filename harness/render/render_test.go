@@ -148,7 +148,8 @@ func TestPlotScale(t *testing.T) {
 // table's append-order copy's and its scan's scan-only read's (medians), the
 // replay's ratio also round by round (median, min–max) and, round by round, the
 // ratio the CPU allows (the replay's CPU per row, job and compactions, ÷ the
-// backfill's), and a cell without a baseline is left out.
+// backfill's), the same of the replay at the backfill's pace, and the backfill's
+// compaction bytes ÷ each replay's, and a cell without a baseline is left out.
 func TestWriteBaselines(t *testing.T) {
 	var in strings.Builder
 	for round, f := range []float64{1, 1.1, 0.9} {
@@ -173,8 +174,22 @@ func TestWriteBaselines(t *testing.T) {
 			if persist == "on" {
 				bfCPU, rpCPU = []float64{2000, 1500, 1200}[round], 900
 			}
-			fmt.Fprintf(&in, "BenchmarkBackfill/%s-2 1 1000 ns/op %g rows/s %g cpu-ns/row 100 compact-cpu-ns/row\n", c, bf*f, bfCPU-100)
-			fmt.Fprintf(&in, "BenchmarkReplay/%s-2 1 1000 ns/op %g rows/s %g cpu-ns/row 100 compact-cpu-ns/row\n", c, 1_000_000*rf, rpCPU-100)
+			// Compaction bytes: with persist=off the same in both every round;
+			// with persist=on the backfill's are 1.2, 1.5 and 1 times the replay's.
+			bfCompacted := 1000.0
+			if persist == "on" {
+				bfCompacted = []float64{1200, 1500, 1000}[round]
+			}
+			// The replay at the backfill's pace: CPU 950 with persist=off (0.95 of
+			// the backfill's), 1800 with persist=on (0.9, 1.2, 1.5); compaction
+			// bytes 1100 (the backfill's 0.909 of them) and 1250 (0.96, 1.2, 0.8).
+			pacedCPU, pacedCompacted := 950.0, 1100.0
+			if persist == "on" {
+				pacedCPU, pacedCompacted = 1800, 1250
+			}
+			fmt.Fprintf(&in, "BenchmarkBackfill/%s-2 1 1000 ns/op %g rows/s %g cpu-ns/row 100 compact-cpu-ns/row %g fs-compaction-B/op\n", c, bf*f, bfCPU-100, bfCompacted)
+			fmt.Fprintf(&in, "BenchmarkReplay/%s-2 1 1000 ns/op %g rows/s %g cpu-ns/row 100 compact-cpu-ns/row 1000 fs-compaction-B/op %g paced-cpu-ns/row 100 paced-compact-cpu-ns/row %g paced-fs-compaction-B/op\n",
+				c, 1_000_000*rf, rpCPU-100, pacedCPU-100, pacedCompacted)
 		}
 		fmt.Fprintf(&in, "BenchmarkRawCopy/profile=mem/workload=narrow/rows=1000-2 1 1000 ns/op %g rows/s\n", 2_000_000*f)
 		fmt.Fprintf(&in, "BenchmarkScanOnly/profile=mem/workload=narrow/rows=1000/scan=merged/par=2-2 1 1000 ns/op %g rows/s\n", 4_000_000*f)
@@ -195,14 +210,14 @@ func TestWriteBaselines(t *testing.T) {
 		t.Fatalf("want a title, a header and two cells:\n%s", out.String())
 	}
 	for _, want := range []struct{ line, fields string }{
-		{lines[2], "900000 0.900 0.900 (0.900–0.900) 0.900 (0.900–0.900) 0.450 0.225 profile=mem/workload=narrow/rows=1000/persist=off/scan=merged/barrier=100rows/par=2"},
-		{lines[3], "800000 0.800 0.720 (0.667–1.100) 0.600 (0.450–0.750) 0.400 0.200 profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"},
+		{lines[2], "900000 0.900 0.900 (0.900–0.900) 0.900 (0.900–0.900) 0.950 (0.950–0.950) 1.000 (1.000–1.000) 0.909 (0.909–0.909) 0.450 0.225 profile=mem/workload=narrow/rows=1000/persist=off/scan=merged/barrier=100rows/par=2"},
+		{lines[3], "800000 0.800 0.720 (0.667–1.100) 0.600 (0.450–0.750) 1.200 (0.900–1.500) 1.200 (1.000–1.500) 0.960 (0.800–1.200) 0.400 0.200 profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"},
 	} {
 		if got := strings.Join(strings.Fields(want.line), " "); got != want.fields {
 			t.Errorf("got  %s\nwant %s", got, want.fields)
 		}
 	}
-	for _, label := range []string{"÷ replay", "CPU per round", "÷ append-order copy", "÷ scan-only"} {
+	for _, label := range []string{"÷ replay", "CPU per round", "paced CPU per round", "compaction B per round", "paced compaction B per round", "÷ append-order copy", "÷ scan-only"} {
 		if !strings.Contains(lines[1], label) {
 			t.Errorf("header %q lacks %q", lines[1], label)
 		}

@@ -178,11 +178,18 @@ func baselineLabel(benchmark string) string {
 // the time the reads take. Beside the replay's per-round ratio it writes the
 // ratio its CPU allows, round by round: the replay's CPU per row (the job's and
 // its compactions') ÷ the backfill's. Where the two agree both runs were bound by
-// the machine's CPU, and the gap is the backfill's extra CPU, not its waits. It
+// the machine's CPU, and the gap is the backfill's extra CPU, not its waits. Then
+// the same for the replay at its backfill's pace (baseline.PacedReplay), and the
+// backfill's compaction bytes ÷ each replay's: the three flush the same bytes, but
+// compactions run when they get the CPU, so a slower job compacts more for the
+// same flushes, and part of the gap is that storage work, not the executor's. It
 // writes nothing and returns false when no cell has a baseline.
 func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	byName := map[string][]float64{}
 	cpuByName := map[string][]float64{} // CPU per row, the job's and its compactions'
+	compactByName := map[string][]float64{}
+	pacedCPUByName := map[string][]float64{} // a replay's at its backfill's pace
+	pacedCompactByName := map[string][]float64{}
 	var cells []contract.Cell
 	for _, r := range results {
 		v, ok := r.Value(contract.UnitRowsPerSec)
@@ -191,6 +198,10 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 		}
 		cpu, _ := r.Value(contract.Tidy(contract.UnitCPUPerRow)) // read back in sec/row
 		compact, _ := r.Value(contract.Tidy(contract.UnitCompactCPUPerRow))
+		compactBytes, _ := r.Value(contract.Tidy(contract.FSUnit("compaction")))
+		pacedCPU, _ := r.Value(contract.Tidy(contract.UnitPacedCPUPerRow))
+		pacedCompact, _ := r.Value(contract.Tidy(contract.UnitPacedCompactCPUPerRow))
+		pacedBytes, _ := r.Value(contract.Tidy(contract.UnitPacedCompactionBytes))
 		name := contract.Label(string(r.Name))
 		if c, ok := contract.CellOf(r); ok {
 			name = c.FullName()
@@ -200,13 +211,16 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 		}
 		byName[name] = append(byName[name], v)
 		cpuByName[name] = append(cpuByName[name], cpu+compact)
+		compactByName[name] = append(compactByName[name], compactBytes)
+		pacedCPUByName[name] = append(pacedCPUByName[name], pacedCPU+pacedCompact)
+		pacedCompactByName[name] = append(pacedCompactByName[name], pacedBytes)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "backfill rows/s\t"
 	for _, b := range contract.Baselines {
 		header += "÷ " + b.Label + "\t"
 		if b.Benchmark == contract.ReplayBenchmark {
-			header += "per round\tCPU per round\t"
+			header += "per round\tCPU per round\tpaced CPU per round\tcompaction B per round\tpaced compaction B per round\t"
 		}
 	}
 	wrote := false
@@ -224,14 +238,18 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 				line += "—\t"
 			}
 			if b.Benchmark == contract.ReplayBenchmark {
-				line += perRound(bfs, vs) + "\t" + perRound(cpuByName[c.BaselineName(b.Benchmark)], cpuByName[c.FullName()]) + "\t"
+				rp, bf := c.BaselineName(b.Benchmark), c.FullName()
+				for _, col := range [][2][]float64{{bfs, vs}, {cpuByName[rp], cpuByName[bf]}, {pacedCPUByName[rp], cpuByName[bf]},
+					{compactByName[bf], compactByName[rp]}, {compactByName[bf], pacedCompactByName[rp]}} {
+					line += perRound(col[0], col[1]) + "\t"
+				}
 			}
 		}
 		if !any {
 			continue
 		}
 		if !wrote {
-			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; CPU per round: the replay's CPU per row, the job's and its compactions', ÷ the backfill's, round by round: where it is the per-round ratio, both ran CPU-bound and the gap is the backfill's extra CPU; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; CPU per round: the replay's CPU per row, the job's and its compactions', ÷ the backfill's, round by round: where it is the per-round ratio, both ran CPU-bound and the gap is the backfill's extra CPU; paced: the same of the replay run again at its recorded backfill's pace; compaction B per round: the backfill's compaction bytes ÷ the replay's (paced: ÷ the paced replay's), round by round: the three flush the same bytes, but a slower job's compactions rewrite more, so where the backfill's lie between the two replays' its executor's share of its CPU lies between 1 − paced CPU and 1 − CPU; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
 				return false, err
 			}
 			fmt.Fprintf(tw, "%s\tcell\n", header)
@@ -245,10 +263,11 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	return true, tw.Flush()
 }
 
-// perRound is the per-round ratios num ÷ den (backfill ÷ replay rows/s, or replay
-// ÷ backfill CPU per row), "median (min–max)", the i-th replay taken as the i-th
-// backfill's (each runs right after its cell's job, in round order); "—" when the
-// two do not pair one to one, there is one round, or a figure is missing.
+// perRound is the per-round ratios num ÷ den (backfill ÷ replay rows/s, replay ÷
+// backfill CPU per row, backfill ÷ replay compaction bytes), "median (min–max)",
+// the i-th replay taken as the i-th backfill's (each runs right after its cell's
+// job, in round order); "—" when the two do not pair one to one, there is one
+// round, or a figure is missing or 0 (no compactions).
 func perRound(num, den []float64) string {
 	if len(num) != len(den) || len(num) < 2 {
 		return "—"
