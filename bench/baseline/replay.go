@@ -122,8 +122,8 @@ func readRecord(r io.Reader) (pipeline.RecordedEpoch, []byte, error) {
 // keys, values and syncs are the backfill's; what is left out is the executor (the
 // scan, the merge, the filter, building the batches) and the stream. Backfill ÷
 // replay is then the executor's own overhead and the storage work its slower pace
-// adds (PacedReplay). It verifies B == A like Run. A
-// prepared job runs Run, RawCopy, Replay, PacedReplay or ScanOnly, once.
+// adds (PacedReplay). It verifies B == A like Run. A prepared job runs Run,
+// RawCopy, Replay, PacedReplay or ScanOnly, once.
 func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Result, error) {
 	return replay(ctx, j, log, false)
 }
@@ -131,10 +131,11 @@ func Replay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Resu
 // PacedReplay is Replay at the recorded backfill's pace: it commits no batch
 // before the time from its start that the backfill committed it at. Compactions
 // run when they get the CPU, so what they rewrite for the same flushes depends on
-// the job's pace: a slower job leaves them CPU sooner, they run on fewer L0 files
-// each and rewrite the base level more often. At the backfill's pace the storage
-// does about the backfill's work, so the paced replay's CPU ÷ the backfill's is the
-// share of the backfill's CPU that is not its executor's.
+// the job's pace: a job that leaves them CPU sooner has them run on fewer L0 files
+// each, and they rewrite the base level more often. The replay leaves them less
+// than the backfill did; the paced replay, which sleeps where the backfill
+// computes, more. The storage's work at the backfill's pace is about between the
+// two, and so is the share of the backfill's CPU that is not its executor's.
 func PacedReplay(ctx context.Context, j *pipeline.Job, log *EpochLog) (*pipeline.Result, error) {
 	return replay(ctx, j, log, true)
 }
