@@ -185,35 +185,24 @@ func baselineLabel(benchmark string) string {
 // same flushes, and part of the gap is that storage work, not the executor's. It
 // writes nothing and returns false when no cell has a baseline.
 func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
-	byName := map[string][]float64{}
-	cpuByName := map[string][]float64{} // CPU per row, the job's and its compactions'
-	compactByName := map[string][]float64{}
-	pacedCPUByName := map[string][]float64{} // a replay's at its backfill's pace
-	pacedCompactByName := map[string][]float64{}
+	byName := map[string]*rounds{}
 	var cells []contract.Cell
 	for _, r := range results {
 		v, ok := r.Value(contract.UnitRowsPerSec)
 		if !ok {
 			continue
 		}
-		cpu, _ := r.Value(contract.Tidy(contract.UnitCPUPerRow)) // read back in sec/row
-		compact, _ := r.Value(contract.Tidy(contract.UnitCompactCPUPerRow))
-		compactBytes, _ := r.Value(contract.Tidy(contract.FSUnit("compaction")))
-		pacedCPU, _ := r.Value(contract.Tidy(contract.UnitPacedCPUPerRow))
-		pacedCompact, _ := r.Value(contract.Tidy(contract.UnitPacedCompactCPUPerRow))
-		pacedBytes, _ := r.Value(contract.Tidy(contract.UnitPacedCompactionBytes))
 		name := contract.Label(string(r.Name))
 		if c, ok := contract.CellOf(r); ok {
 			name = c.FullName()
-			if _, seen := byName[name]; !seen {
+			if byName[name] == nil {
 				cells = append(cells, c)
 			}
 		}
-		byName[name] = append(byName[name], v)
-		cpuByName[name] = append(cpuByName[name], cpu+compact)
-		compactByName[name] = append(compactByName[name], compactBytes)
-		pacedCPUByName[name] = append(pacedCPUByName[name], pacedCPU+pacedCompact)
-		pacedCompactByName[name] = append(pacedCompactByName[name], pacedBytes)
+		if byName[name] == nil {
+			byName[name] = &rounds{}
+		}
+		byName[name].add(r, v)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	header := "backfill rows/s\t"
@@ -225,22 +214,24 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	}
 	wrote := false
 	for _, c := range cells {
-		bfs := byName[c.FullName()]
-		bf := judge.Median(bfs)
-		line := fmt.Sprintf("%.0f\t", bf)
+		bf := byName[c.FullName()]
+		bfRows := judge.Median(bf.rows)
+		line := fmt.Sprintf("%.0f\t", bfRows)
 		any := false
 		for _, b := range contract.Baselines {
-			vs := byName[c.BaselineName(b.Benchmark)]
-			if len(vs) > 0 && bf > 0 {
-				line += fmt.Sprintf("%.3f\t", bf/judge.Median(vs))
+			base := byName[c.BaselineName(b.Benchmark)]
+			if base == nil {
+				base = &rounds{}
+			}
+			if len(base.rows) > 0 && bfRows > 0 {
+				line += fmt.Sprintf("%.3f\t", bfRows/judge.Median(base.rows))
 				any = true
 			} else {
 				line += "—\t"
 			}
 			if b.Benchmark == contract.ReplayBenchmark {
-				rp, bf := c.BaselineName(b.Benchmark), c.FullName()
-				for _, col := range [][2][]float64{{bfs, vs}, {cpuByName[rp], cpuByName[bf]}, {pacedCPUByName[rp], cpuByName[bf]},
-					{compactByName[bf], compactByName[rp]}, {compactByName[bf], pacedCompactByName[rp]}} {
+				for _, col := range [][2][]float64{{bf.rows, base.rows}, {base.cpu, bf.cpu}, {base.pacedCPU, bf.cpu},
+					{bf.compactBytes, base.compactBytes}, {bf.compactBytes, base.pacedBytes}} {
 					line += perRound(col[0], col[1]) + "\t"
 				}
 			}
@@ -261,6 +252,28 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 		return false, nil
 	}
 	return true, tw.Flush()
+}
+
+// rounds are one benchmark's figures, a value per round in run order.
+type rounds struct {
+	rows         []float64
+	cpu          []float64 // CPU per row, the job's and its compactions'
+	compactBytes []float64
+	// A replay's at its backfill's pace (0 for others): CPU as cpu, compaction bytes.
+	pacedCPU, pacedBytes []float64
+}
+
+// add appends r's figures, rows/s v among them; a figure r lacks is 0.
+func (f *rounds) add(r *benchfmt.Result, v float64) {
+	value := func(unit string) float64 {
+		x, _ := r.Value(contract.Tidy(unit)) // ns units read back in sec
+		return x
+	}
+	f.rows = append(f.rows, v)
+	f.cpu = append(f.cpu, value(contract.UnitCPUPerRow)+value(contract.UnitCompactCPUPerRow))
+	f.compactBytes = append(f.compactBytes, value(contract.FSUnit("compaction")))
+	f.pacedCPU = append(f.pacedCPU, value(contract.UnitPacedCPUPerRow)+value(contract.UnitPacedCompactCPUPerRow))
+	f.pacedBytes = append(f.pacedBytes, value(contract.UnitPacedCompactionBytes))
 }
 
 // perRound is the per-round ratios num ÷ den (backfill ÷ replay rows/s, replay ÷
