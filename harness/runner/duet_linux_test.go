@@ -282,7 +282,7 @@ func TestWritePlanDuetEstimate(t *testing.T) {
 		{Duet, fmt.Sprintf("runs, one process each, 4 pairs of them at once (duets), every round running every cell once; about %v", time.Duration(duet*float64(time.Second)).Round(time.Second))},
 	} {
 		var b bytes.Buffer
-		if err := WritePlan(&b, set, []string{"mem"}, cells, trials, Shard{1, 1}, tc.pairing); err != nil {
+		if err := WritePlan(&b, set, []string{"mem"}, cells, trials, Shard{1, 1}, tc.pairing, false); err != nil {
 			t.Fatal(err)
 		}
 		if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, tc.want) {

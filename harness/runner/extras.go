@@ -119,8 +119,8 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 }
 
 // EstimateBaselines is the seconds count rounds of the cells' baselines take, by
-// cost.Run of their cells.
-func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int) float64 {
+// cost.Run of their cells; warm: each with its warm-up job (PassConfig.Warmup).
+func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int, warm bool) float64 {
 	sum := 0.0
 	for _, e := range BaselinesOf(cells) {
 		c, f := contract.Cell{}, float64(cost.TableRead)
@@ -128,10 +128,15 @@ func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int) float
 		case Baseline:
 			c = b.Cell
 			if b.Benchmark == contract.ReplayBenchmark {
-				f = cost.Replay
+				f = cost.Replay // its recording is its warm-up
+			} else if warm {
+				f *= cost.Warmup
 			}
 		case RawCopy:
 			c = b.Cell
+			if warm {
+				f *= cost.Warmup
+			}
 		}
 		p, _ := set.Get(c.Profile)
 		sum += f * cost.Run(c, p)
@@ -183,7 +188,12 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 		}
 		var stdout bytes.Buffer
 		stderr := &tailBuffer{max: 8 << 10}
-		err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
+		args := rc.args(cfg.ProfileFiles)
+		_, recovery := rc.(Recovery) // BenchmarkRecovery has no warm-up
+		if !recovery {
+			args = cfg.warmArgs(args)
+		}
+		err = Job{Binary: s.Binary, Args: args, Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
 			Stdout: &stdout, Stderr: stderr}.Run(ctx)
 		if err != nil {
 			failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
@@ -195,6 +205,9 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 			if res, ok := r.Result().(*benchfmt.Result); ok && contract.Label(string(res.Name)) == rc.Name() {
 				res = res.Clone()
 				addConfig(res, s.Checkout, cfg.Machine, prof, false)
+				if !recovery {
+					cfg.warmConfig(res)
+				}
 				results = append(results, res)
 				found = true
 			}

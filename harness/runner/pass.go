@@ -48,6 +48,10 @@ type PassConfig struct {
 	// Instructions, when set, counts every job's instructions under callgrind
 	// (Pairing then does not apply: jobs run as many at once as there are CPUs).
 	Instructions *Instructions
+	// Warmup runs each job's process with -warmup: one untimed job before the
+	// timed one, so that jobs of different benchmarks (a cell and its baselines)
+	// meet the same process state; its results say so (contract.ConfigWarmup).
+	Warmup bool
 	// AfterTrial, when set, runs after each trial finished (or failed), before the
 	// next starts: a run's replay baselines go there, so a cell and its replay
 	// meet the same load.
@@ -174,6 +178,7 @@ func (p *pass) record(t Trial, prof profile.Profile, o outcome, duet bool) error
 	} else {
 		for _, r := range o.results {
 			addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
+			p.cfg.warmConfig(r)
 			if p.cfg.Instructions != nil {
 				countedConfig(r, p.cfg.Instructions)
 			}
@@ -275,7 +280,7 @@ func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial
 	j.trace = filepath.Join(dir, traceName(t))
 	j.tmpTrace = j.trace + ".tmp"
 	os.Remove(j.tmpTrace)
-	spec := Job{Binary: s.Binary, Args: t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles), Dir: p.cfg.Dir, CPUs: prof.CPUs,
+	spec := Job{Binary: s.Binary, Args: p.cfg.warmArgs(t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles)), Dir: p.cfg.Dir, CPUs: prof.CPUs,
 		Timeout: p.cfg.Timeout, Stdout: &j.stdout, Stderr: j.stderr}
 	if duetProcs > 0 {
 		spec.CPUs, spec.Diagnostics = duetProcs, []string{"-" + contract.FlagStartGate}
@@ -360,6 +365,23 @@ func addConfig(r *benchfmt.Result, src testbed.Checkout, m testbed.Machine, p pr
 		procs, pairing = duetProcs(p), string(Duet)
 	}
 	testbed.AddConfig(r, src, m, p, procs, pairing)
+}
+
+// warmArgs are a job's arguments with -warmup when the pass warms its processes up.
+func (c PassConfig) warmArgs(args []string) []string {
+	if c.Warmup {
+		return append(args, "-"+contract.FlagWarmup)
+	}
+	return args
+}
+
+// warmConfig records on a result of the pass that its job was warmed up, so that
+// it is never compared with one that was not: the first job of a process pays for
+// growing its heap, and is slower for it.
+func (c PassConfig) warmConfig(r *benchfmt.Result) {
+	if c.Warmup {
+		r.SetConfig(contract.ConfigWarmup, "1 job")
+	}
 }
 
 // writeFailures rewrites the pass's failures file: failures.txt, or

@@ -134,8 +134,9 @@ func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contrac
 // 2 cores: 0.33–0.37).
 const duetShare = 0.35
 
-// WritePlan prints what a run would do, for --dry-run.
-func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Cell, trials []Trial, shard Shard, pairing Pairing) error {
+// WritePlan prints what a run would do, for --dry-run; warm: each run warms up
+// with an untimed job first (PassConfig.Warmup).
+func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Cell, trials []Trial, shard Shard, pairing Pairing, warm bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rounds := 0
 	if len(cells) > 0 {
@@ -154,11 +155,17 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 			duets++
 			i++
 		}
+		if warm {
+			secs *= cost.Warmup
+		}
 		estimate += secs
 	}
 	how := ""
 	if duets > 0 {
 		how = fmt.Sprintf(", %d pairs of them at once (duets)", duets)
+	}
+	if warm {
+		how += ", each running an untimed job of its cell before the timed one (-" + contract.FlagWarmup + ")"
 	}
 	fmt.Fprintf(tw, "plan%s: %d cells × %d rounds = %d runs, one process each%s, every round running every cell once; about %v on 2 cores\n\n",
 		part, len(cells), rounds, len(trials), how, time.Duration(estimate*float64(time.Second)).Round(time.Second))
@@ -172,7 +179,7 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 		fmt.Fprintf(tw, "  %d\t%s\n", i+1, c.Name())
 	}
 	if len(cells) > 0 {
-		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(cells[0].Args("FILE", nil)))
+		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(PassConfig{Warmup: warm}.warmArgs(cells[0].Args("FILE", nil))))
 	}
 	return tw.Flush()
 }

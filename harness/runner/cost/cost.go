@@ -36,6 +36,10 @@ const (
 	TableRead = 0.5
 )
 
+// Warmup is how many times a cell's run a run with a warm-up job before its timed
+// one costs (-warmup): the process loads A and runs the job twice.
+const Warmup = 2
+
 func weight(c contract.Cell) float64 {
 	table, _, _ := strings.Cut(c.Workload, "+")
 	if w, ok := workloadCost[table]; ok {
