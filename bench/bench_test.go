@@ -171,8 +171,7 @@ func BenchmarkReplay(b *testing.B) {
 			// process that has run a job, as the warmed-up backfill does. Without
 			// -warmup the backfill is its process's first job: give back the
 			// memory the recording grew, so that the replay too starts from a heap
-			// only a load has grown (README "Baselines": warm from the recording,
-			// it took a third less time than freed).
+			// only a load has grown.
 			if !*flags.Warmup {
 				debug.FreeOSMemory()
 			}
@@ -336,11 +335,9 @@ func BenchmarkRecovery(b *testing.B) {
 
 // warmUp runs, with -warmup, one untimed job of the benchmark on a fresh instance
 // of the profile and drops its result, so that the timed jobs after it meet a
-// process that has run one: a heap grown to the job's size, its pages mapped, as
-// in a resident engine's process. Without it the timed job is its process's
-// first and pays for growing the heap from the load's size, which costs a job
-// that touches more memory more (README "Baselines"). Under callgrind it runs
-// nothing: the instructions do not depend on it, and its window would add up.
+// process that has run one, as a resident engine's has: cold, a quarter-second job
+// takes about 1.45 times as long (README "Baselines"). Under callgrind it runs nothing:
+// the counts do not depend on it, and its window would add to the timed job's.
 func warmUp(b *testing.B, p profile.Profile, cfg pipeline.Config, run func(*pipeline.Job, context.Context) (*pipeline.Result, error)) {
 	if !*flags.Warmup || callgrind.Running() {
 		return
