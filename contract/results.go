@@ -30,6 +30,7 @@ const (
 	ConfigProfile    = "profile"
 	ConfigDisk       = "disk"
 	ConfigPairing    = "pairing" // "duet" when a pair's two runs shared the machine at once; absent: one after the other
+	ConfigWarmup     = "warmup"  // "1 job" when each timed job followed an untimed one in its process; absent: the first
 )
 
 // CompareIgnore are the config keys that differ between two commits by nature;

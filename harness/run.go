@@ -185,12 +185,16 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		return nil, &ConfigError{fmt.Errorf("run: every cell is too large for this machine:\n  %s", strings.Join(skipped, "\n  "))}
 	}
 	trials := runner.Plan(cells, cfg.Count, 1)
+	// With baselines, every job's process runs an untimed job first, so that a
+	// cell and its baselines meet the same process state (README "Baselines");
+	// not under callgrind, whose counts it would not change.
+	warm := cfg.RawCopy && s.instructions == nil
 	if cfg.DryRun {
-		if err := runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard, s.pairing); err != nil {
+		if err := runner.WritePlan(cfg.Stdout, s.profiles, cfg.Matrix.Profiles, cells, trials, cfg.Shard, s.pairing, warm); err != nil {
 			return nil, err
 		}
 		if cfg.RawCopy {
-			writeBaselinePlan(cfg.Stdout, s.profiles, cells, cfg.Count)
+			writeBaselinePlan(cfg.Stdout, s.profiles, cells, cfg.Count, warm)
 		}
 		if len(impossible)+len(skipped) > 0 {
 			fmt.Fprintln(cfg.Stdout)
@@ -220,6 +224,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 	defer remove()
 	pc := s.passConfig(dir, "", cfg.Output)
 	xc := s.passConfig(dir, "extras", cfg.Output)
+	pc.Warmup, xc.Warmup = warm, warm
 	var replays []*benchfmt.Result // each cell's replay, run right after the cell
 	var failedReplays []string
 	if cfg.RawCopy {
@@ -450,13 +455,13 @@ func drawPlots(w io.Writer, log *slog.Logger, dir string, ps render.PlotSet) []s
 }
 
 // writeBaselinePlan says which baselines run after the cells.
-func writeBaselinePlan(w io.Writer, set *profile.Set, cells []contract.Cell, count int) {
+func writeBaselinePlan(w io.Writer, set *profile.Set, cells []contract.Cell, count int, warm bool) {
 	n := map[string]int{}
 	for _, e := range runner.BaselinesOf(cells) {
 		base, _ := benchfmt.Name(e.Name()).Parts()
 		n[string(base)]++
 	}
-	est := time.Duration(runner.EstimateBaselines(cells, set, count) * float64(time.Second)).Round(time.Second)
+	est := time.Duration(runner.EstimateBaselines(cells, set, count, warm) * float64(time.Second)).Round(time.Second)
 	fmt.Fprintf(w, "\nbaselines, about %v more: %d replays (BenchmarkReplay, one per cell, each recording its cell's backfill untimed first and replaying again at its pace after), each right after its cell's job in every round; then %d rounds of %d append-order copies (BenchmarkRawCopy, one per table) and %d scan-only reads (BenchmarkScanOnly, one per scan)\n",
 		est, n[contract.ReplayBenchmark], count, n[contract.RawCopyBenchmark], n[contract.ScanOnlyBenchmark])
 }

@@ -29,7 +29,7 @@ func TestNewDimensionInPlanAndShards(t *testing.T) {
 	}
 	cells := m.Cells()
 	var b bytes.Buffer
-	if err := WritePlan(&b, set, []string{"mem"}, cells, Plan(cells, 1, 1), Shard{1, 1}, Sequential); err != nil {
+	if err := WritePlan(&b, set, []string{"mem"}, cells, Plan(cells, 1, 1), Shard{1, 1}, Sequential, false); err != nil {
 		t.Fatal(err)
 	}
 	if plan := b.String(); !strings.Contains(plan, "/colour=blue/par=") || !strings.Contains(plan, "-colour blue") {

@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 // a binary built before it. Its
 // result reports when it was ready and when its gate opened (Unix seconds), and how
 // many distinct CPU sets it ran on after a gate (it watches until it has seen two,
-// for at most 10 s), and its GOMAXPROCS.
+// for at most 10 s), its GOMAXPROCS, and how many warm-up jobs it ran (-warmup).
 func fakeDuetBench(args []string) int {
 	role := filepath.Base(os.Args[0])
 	if role == "nogate" && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "-"+contract.FlagStartGate) }) {
@@ -87,7 +87,11 @@ func fakeDuetBench(args []string) int {
 			sets[fmt.Sprint(set)] = true
 		}
 	}
-	fmt.Printf("BenchmarkBackfill/%s \t1\t1000 ns/op\t%.6f ready-sec\t%.6f go-sec\t%d cpu-sets\t%d procs\nPASS\n", m.Cells()[0].Name(), ready, started, len(sets), runtime.GOMAXPROCS(0))
+	warmups := 0
+	if *flags.Warmup {
+		warmups = 1
+	}
+	fmt.Printf("BenchmarkBackfill/%s \t1\t1000 ns/op\t%.6f ready-sec\t%.6f go-sec\t%d cpu-sets\t%d procs\t%d warmups\nPASS\n", m.Cells()[0].Name(), ready, started, len(sets), runtime.GOMAXPROCS(0), warmups)
 	return 0
 }
 
@@ -109,6 +113,13 @@ func duetPass(t *testing.T, base, head string, pairing Pairing) (*PassResult, st
 }
 
 func duetPassTimeout(t *testing.T, base, head string, pairing Pairing, timeout time.Duration) (*PassResult, string) {
+	t.Helper()
+	return fakePass(t, base, head, PassConfig{Pairing: pairing, Timeout: timeout})
+}
+
+// fakePass runs one round of the fake cell on two sides, the binaries named base
+// and head, with cfg's pairing, timeout and warm-up.
+func fakePass(t *testing.T, base, head string, cfg PassConfig) (*PassResult, string) {
 	t.Helper()
 	t.Setenv(fakeEnv, "1")
 	exe, err := os.Executable()
@@ -132,8 +143,8 @@ func duetPassTimeout(t *testing.T, base, head string, pairing Pairing, timeout t
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
-	cfg := PassConfig{Dir: dir, Profiles: profiles, Timeout: timeout, Machine: testbed.Machine{Cores: 2},
-		Logger: slog.New(slog.NewTextHandler(&log, nil)), Pairing: pairing}
+	cfg.Dir, cfg.Profiles, cfg.Machine = dir, profiles, testbed.Machine{Cores: 2}
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, nil))
 	res, err := RunPass(context.Background(), cfg, sides, Plan(fakeMatrix().Cells(), 1, 2))
 	if err != nil {
 		t.Fatal(err)
@@ -282,11 +293,33 @@ func TestWritePlanDuetEstimate(t *testing.T) {
 		{Duet, fmt.Sprintf("runs, one process each, 4 pairs of them at once (duets), every round running every cell once; about %v", time.Duration(duet*float64(time.Second)).Round(time.Second))},
 	} {
 		var b bytes.Buffer
-		if err := WritePlan(&b, set, []string{"mem"}, cells, trials, Shard{1, 1}, tc.pairing); err != nil {
+		if err := WritePlan(&b, set, []string{"mem"}, cells, trials, Shard{1, 1}, tc.pairing, false); err != nil {
 			t.Fatal(err)
 		}
 		if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, tc.want) {
 			t.Errorf("%s: plan says %q, want %q in it", tc.pairing, first, tc.want)
 		}
+	}
+}
+
+// TestWarmupReachesEveryJob: a pass that warms up runs every job's process with
+// -warmup and says so on its results; one that does not, neither.
+func TestWarmupReachesEveryJob(t *testing.T) {
+	for _, warm := range []bool{false, true} {
+		t.Run(fmt.Sprint("warm=", warm), func(t *testing.T) {
+			res, _ := fakePass(t, "fast", "fast", PassConfig{Pairing: Sequential, Timeout: time.Minute, Warmup: warm})
+			for side := range 2 {
+				want, config := 0.0, ""
+				if warm {
+					want, config = 1, "1 job"
+				}
+				if got := metric(t, res, side, "warmups"); got != want {
+					t.Errorf("side %d ran %g warm-up jobs, want %g", side, got, want)
+				}
+				if got := res.Results[side][0].GetConfig(contract.ConfigWarmup); got != config {
+					t.Errorf("side %d: config warmup %q, want %q", side, got, config)
+				}
+			}
+		})
 	}
 }

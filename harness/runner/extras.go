@@ -16,8 +16,8 @@ import (
 
 // Extra is a benchmark run beside the cells, after them: a baseline or a recovery.
 type Extra interface {
-	Name() string // as the bench binary reports it, without the GOMAXPROCS suffix
-	ProfileName() string
+	Name() string        // as the bench binary reports it, without the GOMAXPROCS suffix
+	cell() contract.Cell // the cell whose job (or table) it runs, on its profile
 	args(profileFiles []string) []string
 }
 
@@ -33,8 +33,7 @@ func (r Recovery) Name() string {
 	return "Recovery/" + r.Cell.RecoveryName(strconv.Itoa(r.Crash)+"%")
 }
 
-// ProfileName is the profile it runs on.
-func (r Recovery) ProfileName() string { return r.Cell.Profile }
+func (r Recovery) cell() contract.Cell { return r.Cell }
 
 func (r Recovery) args(profileFiles []string) []string {
 	args := selecting(r.Cell.Args("", profileFiles), contract.BenchRegexp("Recovery", strings.TrimPrefix(r.Name(), "Recovery/")))
@@ -58,8 +57,7 @@ type RawCopy struct{ Cell contract.Cell }
 // Name is the raw copy's benchmark name, as BenchmarkRawCopy reports it.
 func (r RawCopy) Name() string { return r.Cell.BaselineName(contract.RawCopyBenchmark) }
 
-// ProfileName is the profile it runs on.
-func (r RawCopy) ProfileName() string { return r.Cell.Profile }
+func (r RawCopy) cell() contract.Cell { return r.Cell }
 
 // RawCopiesOf are the distinct tables of the cells, in their order.
 func RawCopiesOf(cells []contract.Cell) []Extra {
@@ -88,8 +86,7 @@ type Baseline struct {
 // Name is the baseline's benchmark name, as the bench binary reports it.
 func (b Baseline) Name() string { return b.Cell.BaselineName(b.Benchmark) }
 
-// ProfileName is the profile it runs on.
-func (b Baseline) ProfileName() string { return b.Cell.Profile }
+func (b Baseline) cell() contract.Cell { return b.Cell }
 
 // args run exactly this baseline once: the cell's flags, its benchmark selected.
 func (b Baseline) args(profileFiles []string) []string {
@@ -119,22 +116,20 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 }
 
 // EstimateBaselines is the seconds count rounds of the cells' baselines take, by
-// cost.Run of their cells.
-func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int) float64 {
+// cost.Run of their cells; warm: the short ones each with its warm-up job
+// (PassConfig.Warmup).
+func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int, warm bool) float64 {
+	pc := PassConfig{Warmup: warm}
 	sum := 0.0
 	for _, e := range BaselinesOf(cells) {
-		c, f := contract.Cell{}, float64(cost.TableRead)
-		switch b := e.(type) {
-		case Baseline:
-			c = b.Cell
-			if b.Benchmark == contract.ReplayBenchmark {
-				f = cost.Replay
-			}
-		case RawCopy:
-			c = b.Cell
+		p, _ := set.Get(e.cell().Profile)
+		f := float64(cost.TableRead)
+		if b, ok := e.(Baseline); ok && b.Benchmark == contract.ReplayBenchmark {
+			f = cost.Replay // its recording is its warm-up
+		} else if pc.warmsExtra(e, p) {
+			f *= cost.Warmup
 		}
-		p, _ := set.Get(c.Profile)
-		sum += f * cost.Run(c, p)
+		sum += f * cost.Run(e.cell(), p)
 	}
 	return sum * float64(count)
 }
@@ -176,14 +171,15 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 		if ctx.Err() != nil {
 			return results, append(failed, "interrupted")
 		}
-		prof, err := cfg.Profiles.Get(rc.ProfileName())
+		prof, err := cfg.Profiles.Get(rc.cell().Profile)
 		if err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", rc.Name(), err))
 			continue
 		}
 		var stdout bytes.Buffer
 		stderr := &tailBuffer{max: 8 << 10}
-		err = Job{Binary: s.Binary, Args: rc.args(cfg.ProfileFiles), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
+		warm := cfg.warmsExtra(rc, prof)
+		err = Job{Binary: s.Binary, Args: warmArgs(warm, rc.args(cfg.ProfileFiles)), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
 			Stdout: &stdout, Stderr: stderr}.Run(ctx)
 		if err != nil {
 			failed = append(failed, extraFailure(rc, round, err.Error(), failureTail(stdout.String(), stderr.String())))
@@ -195,6 +191,7 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 			if res, ok := r.Result().(*benchfmt.Result); ok && contract.Label(string(res.Name)) == rc.Name() {
 				res = res.Clone()
 				addConfig(res, s.Checkout, cfg.Machine, prof, false)
+				warmConfig(warm, res)
 				results = append(results, res)
 				found = true
 			}
@@ -204,6 +201,13 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 		}
 	}
 	return results, failed
+}
+
+// warmsExtra says whether the pass warms up a run of rc on p (PassConfig.warms):
+// never a recovery's (BenchmarkRecovery has no warm-up).
+func (c PassConfig) warmsExtra(rc Extra, p profile.Profile) bool {
+	_, recovery := rc.(Recovery)
+	return !recovery && c.warms(rc.cell(), p)
 }
 
 // extraFailure is a failed extra run's entry in failures.txt: why, then the end of

@@ -4,13 +4,21 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // TestExtraArgs: every extra runs its cell's flags from the contract with its own
-// benchmark selected, and one raw copy runs per table.
+// benchmark selected, and one raw copy runs per table; in a pass that warms up,
+// the baselines of short jobs warm up, and neither a recovery (which has no
+// warm-up) nor a long job's baseline does.
 func TestExtraArgs(t *testing.T) {
+	set, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, _ := set.Get("mem")
 	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1000, Scan: "merged", Barrier: rates.Cadence{Rows: 100}, Par: 2}
 	other := cell
 	other.Persist = true
@@ -22,10 +30,12 @@ func TestExtraArgs(t *testing.T) {
 		extra  Extra
 		bench  string
 		extra2 []string // flags after the cell's
+		warms  bool
 	}{
-		{extras[0], contract.BenchRegexp(contract.RawCopyBenchmark, cell.RawCopyName()), nil},
-		{Baseline{cell, contract.ReplayBenchmark}, contract.BenchRegexp(contract.ReplayBenchmark, cell.Name()), nil},
-		{Recovery{cell, 90}, contract.BenchRegexp("Recovery", cell.RecoveryName("90%")), []string{"-" + contract.FlagCrash, "90%"}},
+		{extras[0], contract.BenchRegexp(contract.RawCopyBenchmark, cell.RawCopyName()), nil, true},
+		{Baseline{cell, contract.ReplayBenchmark}, contract.BenchRegexp(contract.ReplayBenchmark, cell.Name()), nil, true},
+		{Baseline{cell, contract.ScanOnlyBenchmark}, contract.BenchRegexp(contract.ScanOnlyBenchmark, cell.ScanOnlyName()), nil, true},
+		{Recovery{cell, 90}, contract.BenchRegexp("Recovery", cell.RecoveryName("90%")), []string{"-" + contract.FlagCrash, "90%"}, false},
 	} {
 		want := selecting(cell.Args("", []string{"/p.json"}), tc.bench)
 		want = append(want, tc.extra2...)
@@ -35,5 +45,16 @@ func TestExtraArgs(t *testing.T) {
 		if i := slices.Index(want, "-test.bench"); i < 0 || want[i+1] != tc.bench {
 			t.Errorf("%s: %q selects no benchmark %q", tc.extra.Name(), want, tc.bench)
 		}
+		for _, pc := range []PassConfig{{}, {Warmup: true}} {
+			warms := pc.Warmup && tc.warms
+			if got := slices.Contains(warmArgs(pc.warmsExtra(tc.extra, mem), tc.extra.args(nil)), "-"+contract.FlagWarmup); got != warms {
+				t.Errorf("%s, a short job, in a pass with warm-up %v: -%s passed %v, want %v", tc.extra.Name(), pc.Warmup, contract.FlagWarmup, got, warms)
+			}
+		}
+	}
+	long := cell
+	long.Rows = 1e7
+	if (PassConfig{Warmup: true}).warmsExtra(Baseline{long, contract.ScanOnlyBenchmark}, mem) {
+		t.Errorf("%s, a long job, warms up", long.Name())
 	}
 }

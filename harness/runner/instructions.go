@@ -13,6 +13,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
+	"github.com/backfill-bench/backfill-bench/harness/runner/progress"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
@@ -99,7 +100,7 @@ func countedConfig(r *benchfmt.Result, in *Instructions) {
 // runCounted runs the trials of a counting pass as many at once as this machine
 // has CPUs: counts do not depend on what else runs, so pairs need not share the
 // machine in step (each valgrind runs its job's threads one at a time anyway).
-func (p *pass) runCounted(ctx context.Context, prog *progress) error {
+func (p *pass) runCounted(ctx context.Context, prog *progress.Bar) error {
 	type finished struct {
 		t    Trial
 		prof profile.Profile
@@ -113,7 +114,7 @@ func (p *pass) runCounted(ctx context.Context, prog *progress) error {
 			t := p.trials[next]
 			next++
 			prof, _ := p.cfg.Profiles.Get(t.Cell.Profile)
-			prog.start(t)
+			prog.Start(t.Cell.Name())
 			running++
 			go func() { done <- finished{t, prof, p.runOne(ctx, p.sides[t.Side], prof, t)} }()
 		}
@@ -128,6 +129,6 @@ func (p *pass) runCounted(ctx context.Context, prog *progress) error {
 		if err := p.record(f.t, f.prof, f.o, false); err != nil {
 			return err
 		}
-		prog.done(f.t, f.o.failure)
+		prog.Done(f.t.Index, f.t.Cell.Name(), f.o.failure.reason())
 	}
 }

@@ -84,7 +84,7 @@ func TestJobTimeoutKillsTheGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if alive(pid) {
+	if alive(pid, 5*time.Second) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the job's child %d outlived the job", pid)
 	}
@@ -116,22 +116,23 @@ func TestJobCancelKillsTheGroup(t *testing.T) {
 	if err := p.Err(p.Wait()); err == nil || errors.Is(err, ErrTimeout) {
 		t.Errorf("error %v, want the interrupted job's", err)
 	}
-	if alive(pid) {
+	// The shell leaves at the SIGINT; its background sleep ignores SIGINT (as
+	// POSIX shells set it up), so only the group's SIGKILL Grace later ends it.
+	if alive(pid, Grace+5*time.Second) {
 		syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the job's child %d outlived the job", pid)
 	}
 }
 
-// alive reports whether pid is still a live process once a SIGKILL sent to it has
-// had time to land (up to 5 s).
-func alive(pid int) bool {
-	for range 100 {
+// alive reports whether pid is still a live process after within: the time a
+// SIGKILL on its way to it has to land.
+func alive(pid int, within time.Duration) bool {
+	for end := time.Now().Add(within); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		if !running(pid) {
 			return false
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
-	return true
+	return running(pid)
 }
 
 // running reports whether pid is a process that has not exited (a zombie waiting

@@ -19,6 +19,8 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
+	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
+	"github.com/backfill-bench/backfill-bench/harness/runner/progress"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
 )
@@ -48,6 +50,11 @@ type PassConfig struct {
 	// Instructions, when set, counts every job's instructions under callgrind
 	// (Pairing then does not apply: jobs run as many at once as there are CPUs).
 	Instructions *Instructions
+	// Warmup runs each short job's process (cost.Warms) with -warmup: one
+	// untimed job before the timed one, so that jobs of different benchmarks (a
+	// cell and its baselines) meet the same process state; its results say so
+	// (contract.ConfigWarmup).
+	Warmup bool
 	// AfterTrial, when set, runs after each trial finished (or failed), before the
 	// next starts: a run's replay baselines go there, so a cell and its replay
 	// meet the same load.
@@ -60,6 +67,14 @@ type Failure struct {
 	Side   string // "base" or "head" in a compare
 	Reason string // "exit status 2", "timeout after 10m", "no result for the cell"
 	Tail   string // the end of its output
+}
+
+// reason is why the trial failed, "" when f is nil.
+func (f *Failure) reason() string {
+	if f == nil {
+		return ""
+	}
+	return f.Reason
 }
 
 // PassResult is what a pass left: per side, its results in plan order and the
@@ -99,10 +114,10 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 	for range sides {
 		p.results = append(p.results, map[int][]*benchfmt.Result{})
 	}
-	prog := newProgress(cfg.Progress, cfg.Terminal, cfg.Logger, len(trials))
+	prog := progress.New(cfg.Progress, cfg.Terminal, cfg.Logger, len(trials))
 	if cfg.Instructions != nil {
 		err := p.runCounted(ctx, prog)
-		prog.finish()
+		prog.Finish()
 		return p.out, err
 	}
 	duet := false
@@ -129,7 +144,7 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 			}
 		}
 		for _, t := range group {
-			prog.start(t)
+			prog.Start(t.Cell.Name())
 		}
 		var outs []outcome
 		ranDuet := false
@@ -146,7 +161,7 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 			if err := p.record(t, prof, o, ranDuet); err != nil {
 				return p.out, err
 			}
-			prog.done(t, o.failure)
+			prog.Done(t.Index, t.Cell.Name(), o.failure.reason())
 		}
 		if ctx.Err() != nil {
 			break
@@ -157,7 +172,7 @@ func RunPass(ctx context.Context, cfg PassConfig, sides []Side, trials []Trial) 
 			}
 		}
 	}
-	prog.finish()
+	prog.Finish()
 	return p.out, nil
 }
 
@@ -174,6 +189,7 @@ func (p *pass) record(t Trial, prof profile.Profile, o outcome, duet bool) error
 	} else {
 		for _, r := range o.results {
 			addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
+			warmConfig(p.cfg.warms(t.Cell, prof), r)
 			if p.cfg.Instructions != nil {
 				countedConfig(r, p.cfg.Instructions)
 			}
@@ -275,7 +291,7 @@ func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial
 	j.trace = filepath.Join(dir, traceName(t))
 	j.tmpTrace = j.trace + ".tmp"
 	os.Remove(j.tmpTrace)
-	spec := Job{Binary: s.Binary, Args: t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles), Dir: p.cfg.Dir, CPUs: prof.CPUs,
+	spec := Job{Binary: s.Binary, Args: warmArgs(p.cfg.warms(t.Cell, prof), t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles)), Dir: p.cfg.Dir, CPUs: prof.CPUs,
 		Timeout: p.cfg.Timeout, Stdout: &j.stdout, Stderr: j.stderr}
 	if duetProcs > 0 {
 		spec.CPUs, spec.Diagnostics = duetProcs, []string{"-" + contract.FlagStartGate}
@@ -360,6 +376,29 @@ func addConfig(r *benchfmt.Result, src testbed.Checkout, m testbed.Machine, p pr
 		procs, pairing = duetProcs(p), string(Duet)
 	}
 	testbed.AddConfig(r, src, m, p, procs, pairing)
+}
+
+// warms says whether the pass warms up a run of cell on p: when it warms up
+// and the run is short (cost.Warms).
+func (c PassConfig) warms(cell contract.Cell, p profile.Profile) bool {
+	return c.Warmup && cost.Warms(cell, p)
+}
+
+// warmArgs are a job's arguments, with -warmup when warm.
+func warmArgs(warm bool, args []string) []string {
+	if warm {
+		return append(args, "-"+contract.FlagWarmup)
+	}
+	return args
+}
+
+// warmConfig records on a result that its job was warmed up (when warm), so that
+// it is never compared with one that was not: the first job of a process pays for
+// growing its heap, and is slower for it.
+func warmConfig(warm bool, r *benchfmt.Result) {
+	if warm {
+		r.SetConfig(contract.ConfigWarmup, "1 job")
+	}
 }
 
 // writeFailures rewrites the pass's failures file: failures.txt, or

@@ -134,8 +134,9 @@ func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contrac
 // 2 cores: 0.33–0.37).
 const duetShare = 0.35
 
-// WritePlan prints what a run would do, for --dry-run.
-func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Cell, trials []Trial, shard Shard, pairing Pairing) error {
+// WritePlan prints what a run would do, for --dry-run; warm: each short run
+// warms up with an untimed job first (PassConfig.Warmup).
+func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Cell, trials []Trial, shard Shard, pairing Pairing, warm bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	rounds := 0
 	if len(cells) > 0 {
@@ -145,12 +146,20 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 	if shard.Count > 1 {
 		part = fmt.Sprintf(" (shard %d of %d)", shard.Index, shard.Count)
 	}
-	estimate, duets := 0.0, 0
+	pc := PassConfig{Warmup: warm}
+	estimate, duets, warmed := 0.0, 0, 0
+	runSecs := func(c contract.Cell, p profile.Profile) float64 {
+		if pc.warms(c, p) {
+			warmed++
+			return cost.Warmup * cost.Run(c, p)
+		}
+		return cost.Run(c, p)
+	}
 	for i := 0; i < len(trials); i++ {
 		p, _ := set.Get(trials[i].Cell.Profile)
-		secs := cost.Run(trials[i].Cell, p)
+		secs := runSecs(trials[i].Cell, p)
 		if pairing == Duet && i+1 < len(trials) && paired(trials[i], trials[i+1]) && duetFits(p) {
-			secs = duetShare * (secs + cost.Run(trials[i+1].Cell, p))
+			secs = duetShare * (secs + runSecs(trials[i+1].Cell, p))
 			duets++
 			i++
 		}
@@ -159,6 +168,9 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 	how := ""
 	if duets > 0 {
 		how = fmt.Sprintf(", %d pairs of them at once (duets)", duets)
+	}
+	if warmed > 0 {
+		how += fmt.Sprintf(", %d of them (those expected under %gs) running an untimed job of their cell before the timed one (-%s)", warmed, cost.WarmBelow, contract.FlagWarmup)
 	}
 	fmt.Fprintf(tw, "plan%s: %d cells × %d rounds = %d runs, one process each%s, every round running every cell once; about %v on 2 cores\n\n",
 		part, len(cells), rounds, len(trials), how, time.Duration(estimate*float64(time.Second)).Round(time.Second))
@@ -172,7 +184,8 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 		fmt.Fprintf(tw, "  %d\t%s\n", i+1, c.Name())
 	}
 	if len(cells) > 0 {
-		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(cells[0].Args("FILE", nil)))
+		p, _ := set.Get(cells[0].Profile)
+		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(warmArgs(pc.warms(cells[0], p), cells[0].Args("FILE", nil))))
 	}
 	return tw.Flush()
 }
