@@ -22,7 +22,6 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/contract/rates"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
-	"github.com/backfill-bench/backfill-bench/internal/heap"
 	"github.com/backfill-bench/backfill-bench/workloads"
 )
 
@@ -35,9 +34,6 @@ var flags = contract.Register(flag.CommandLine, contract.Matrix{
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	// The engine has no garbage collector: collect as little as memory allows
-	// (README "Garbage collection").
-	heap.Configure(os.Getenv, heap.TotalMemory())
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Unit lines first, so benchstat knows each metric's direction.
 		if err := contract.WriteUnits(os.Stdout); err != nil {

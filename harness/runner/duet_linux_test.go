@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/perf/benchfmt"
 	"golang.org/x/sys/unix"
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
@@ -303,7 +304,7 @@ func TestWritePlanDuetEstimate(t *testing.T) {
 }
 
 // TestWarmupReachesEveryJob: a pass that warms up runs every job's process with
-// -warmup and says so on its results; one that does not, neither.
+// -warmup and says so in its results file; one that does not, neither.
 func TestWarmupReachesEveryJob(t *testing.T) {
 	for _, warm := range []bool{false, true} {
 		t.Run(fmt.Sprint("warm=", warm), func(t *testing.T) {
@@ -316,8 +317,20 @@ func TestWarmupReachesEveryJob(t *testing.T) {
 				if got := metric(t, res, side, "warmups"); got != want {
 					t.Errorf("side %d ran %g warm-up jobs, want %g", side, got, want)
 				}
-				if got := res.Results[side][0].GetConfig(contract.ConfigWarmup); got != config {
-					t.Errorf("side %d: config warmup %q, want %q", side, got, config)
+				// In the results file, not only in memory: a name-level key
+				// would never be written.
+				var file bytes.Buffer
+				if err := benchfmt.NewWriter(&file).Write(res.Results[side][0]); err != nil {
+					t.Fatal(err)
+				}
+				line := ""
+				for l := range strings.Lines(file.String()) {
+					if strings.HasPrefix(l, contract.ConfigWarmup+":") {
+						line = strings.TrimSpace(strings.TrimPrefix(l, contract.ConfigWarmup+":"))
+					}
+				}
+				if line != config {
+					t.Errorf("side %d: results file's warmup %q, want %q:\n%s", side, line, config, file.String())
 				}
 			}
 		})

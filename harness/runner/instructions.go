@@ -14,6 +14,7 @@ import (
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/jobtrace"
 	"github.com/backfill-bench/backfill-bench/harness/runner/progress"
+	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/callgrind"
 )
 
@@ -91,9 +92,7 @@ func countedConfig(r *benchfmt.Result, in *Instructions) {
 		{contract.ConfigValgrindSettings, callgrind.Settings()},
 		{contract.ConfigGOMAXPROCS, "1"},
 	} {
-		r.SetConfig(kv[0], kv[1])
-		i, _ := r.ConfigIndex(kv[0])
-		r.Config[i].File = true
+		testbed.SetFileConfig(r, kv[0], kv[1])
 	}
 }
 

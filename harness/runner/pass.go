@@ -397,7 +397,7 @@ func warmArgs(warm bool, args []string) []string {
 // growing its heap, and is slower for it.
 func warmConfig(warm bool, r *benchfmt.Result) {
 	if warm {
-		r.SetConfig(contract.ConfigWarmup, "1 job")
+		testbed.SetFileConfig(r, contract.ConfigWarmup, "1 job")
 	}
 }
 

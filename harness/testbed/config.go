@@ -34,11 +34,18 @@ func AddConfig(r *benchfmt.Result, src Checkout, m Machine, p profile.Profile, p
 		{contract.ConfigPairing, pairing},
 	} {
 		if kv[1] != "" {
-			r.SetConfig(kv[0], kv[1])
-			i, _ := r.ConfigIndex(kv[0])
-			r.Config[i].File = true // written to the results file, like the binary's own
+			SetFileConfig(r, kv[0], kv[1])
 		}
 	}
+}
+
+// SetFileConfig sets key to value on r as a file configuration line, so that
+// benchfmt.Writer writes it to the results file as the binary's own are; a plain
+// SetConfig would be a name-level key and never be written.
+func SetFileConfig(r *benchfmt.Result, key, value string) {
+	r.SetConfig(key, value)
+	i, _ := r.ConfigIndex(key)
+	r.Config[i].File = true
 }
 
 // diskOf is the profile's disk as results record it: a real disk also names the
