@@ -33,6 +33,10 @@ var flags = contract.Register(flag.CommandLine, contract.Matrix{
 })
 
 func TestMain(m *testing.M) {
+	if err := keepFreedMemory(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	flag.Parse()
 	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
 		// Unit lines first, so benchstat knows each metric's direction.

@@ -39,7 +39,7 @@ func Register(fs *flag.FlagSet, defaults Matrix) *Flags {
 	f.Crash = fs.String(FlagCrash, "25%,50%,90%", "comma-separated fractions of the snapshot rows at which BenchmarkRecovery loses power")
 	f.Trace = fs.String(FlagTrace, "", "append each job's trace (per-epoch rows and latencies, bytes per category) to this JSON-lines file")
 	f.StartGate = fs.Bool(FlagStartGate, false, "before the first timed job, write a byte to file descriptor 3 and wait for one on file descriptor 4 (the harness starts the two jobs of a duet together this way)")
-	f.Warmup = fs.Bool(FlagWarmup, false, "before each benchmark's timed jobs, run one untimed job of its own in the same process (a replay's recording backfill is its), so that a timed job meets a process that has run one before, as a resident engine's has; the harness sets it for the short runs of a run with baselines (runner.PassConfig.Warmup)")
+	f.Warmup = fs.Bool(FlagWarmup, false, "before each benchmark's timed jobs, run one untimed job of its own in the same process (a replay's recording backfill is its), so that a timed job meets a process that has run one before, as a resident engine's has; the harness sets it for every run of a run with baselines (runner.PassConfig.Warmup)")
 	return f
 }
 

@@ -185,7 +185,7 @@ func Run(ctx context.Context, cfg RunConfig) (*RunReport, error) {
 		return nil, &ConfigError{fmt.Errorf("run: every cell is too large for this machine:\n  %s", strings.Join(skipped, "\n  "))}
 	}
 	trials := runner.Plan(cells, cfg.Count, 1)
-	// With baselines, every short job's process runs an untimed job first
+	// With baselines, every job's process runs an untimed job first
 	// (runner.PassConfig.Warmup), so that a cell and its baselines meet the same
 	// process state (README "Baselines"); not under callgrind, whose counts it
 	// would not change.

@@ -65,6 +65,11 @@ func (s *snapshotScan) openIters() error {
 	return nil
 }
 
+// rebuildCheckRows is how often, in rows read, the scan looks at the clock for its
+// rebuild interval: the engine's CHECK_TIMEOUT_PERIOD (iter_with_timeout_rebuild in
+// src/storage/src/store/auto_rebuild.rs, RisingWave 3.2.0-alpha).
+const rebuildCheckRows = 100
+
 // scanned reopens the iterators once they have returned RebuildRows rows or been
 // open RebuildInterval, so that they pin no old sstables or memtables for long (the
 // engine's snapshot_iter_rebuild_interval). Rows already read stay in the chunk;
@@ -76,7 +81,7 @@ func (s *snapshotScan) scanned() error {
 	}
 	s.sinceOpen++
 	due := e.cfg.RebuildRows > 0 && s.sinceOpen >= e.cfg.RebuildRows ||
-		e.cfg.RebuildInterval > 0 && time.Since(s.openedAt) >= e.cfg.RebuildInterval
+		e.cfg.RebuildInterval > 0 && s.sinceOpen%rebuildCheckRows == 0 && time.Since(s.openedAt) >= e.cfg.RebuildInterval
 	if !due {
 		return nil
 	}

@@ -75,6 +75,23 @@ func TestSnapshotEqualsUpstream(t *testing.T) {
 	}
 }
 
+// TestSnapshotRebuildInterval: with a rebuild interval the scan looks at the clock
+// every 100 rows read, as the engine does (backfill.rebuildCheckRows): with an
+// interval that has always passed, it rebuilds its iterators once per 100 rows,
+// not at every row.
+func TestSnapshotRebuildInterval(t *testing.T) {
+	cfg := snapshotJob(6000, 2, 16, true)
+	cfg.RebuildInterval = time.Nanosecond
+	res, _ := runJob(t, cfg)
+	rebuilds := 0
+	for _, e := range res.Creating {
+		rebuilds += e.Rebuilds
+	}
+	if most := int(res.SnapshotRows / 100); rebuilds < most/2 || rebuilds > most {
+		t.Errorf("%d iterator rebuilds in %d rows read with a 1 ns interval, want about one per 100 rows (%d)", rebuilds, res.SnapshotRows, most)
+	}
+}
+
 // TestSnapshotTimeDriven: the wall-clock cadence works for the snapshot scan too.
 func TestSnapshotTimeDriven(t *testing.T) {
 	cfg := smallJob(3000, 2, 16, true, 5)

@@ -116,7 +116,7 @@ func BaselinesOf(cells []contract.Cell) []Extra {
 }
 
 // EstimateBaselines is the seconds count rounds of the cells' baselines take, by
-// cost.Run of their cells; warm: the short ones each with its warm-up job
+// cost.Run of their cells; warm: each but a recovery with its warm-up job
 // (PassConfig.Warmup).
 func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int, warm bool) float64 {
 	pc := PassConfig{Warmup: warm}
@@ -126,7 +126,7 @@ func EstimateBaselines(cells []contract.Cell, set *profile.Set, count int, warm 
 		f := float64(cost.TableRead)
 		if b, ok := e.(Baseline); ok && b.Benchmark == contract.ReplayBenchmark {
 			f = cost.Replay // its recording is its warm-up
-		} else if pc.warmsExtra(e, p) {
+		} else if pc.warmsExtra(e) {
 			f *= cost.Warmup
 		}
 		sum += f * cost.Run(e.cell(), p)
@@ -178,7 +178,7 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 		}
 		var stdout bytes.Buffer
 		stderr := &tailBuffer{max: 8 << 10}
-		warm := cfg.warmsExtra(rc, prof)
+		warm := cfg.warmsExtra(rc)
 		err = Job{Binary: s.Binary, Args: warmArgs(warm, rc.args(cfg.ProfileFiles)), Dir: cfg.Dir, CPUs: prof.CPUs, Timeout: cfg.Timeout,
 			Stdout: &stdout, Stderr: stderr}.Run(ctx)
 		if err != nil {
@@ -203,11 +203,11 @@ func RunExtrasOfRound(ctx context.Context, cfg PassConfig, s Side, extras []Extr
 	return results, failed
 }
 
-// warmsExtra says whether the pass warms up a run of rc on p (PassConfig.warms):
+// warmsExtra says whether the pass warms up a run of rc (PassConfig.Warmup):
 // never a recovery's (BenchmarkRecovery has no warm-up).
-func (c PassConfig) warmsExtra(rc Extra, p profile.Profile) bool {
+func (c PassConfig) warmsExtra(rc Extra) bool {
 	_, recovery := rc.(Recovery)
-	return !recovery && c.warms(rc.cell(), p)
+	return !recovery && c.Warmup
 }
 
 // extraFailure is a failed extra run's entry in failures.txt: why, then the end of

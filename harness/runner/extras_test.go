@@ -4,21 +4,14 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
 	"github.com/backfill-bench/backfill-bench/contract/rates"
 )
 
 // TestExtraArgs: every extra runs its cell's flags from the contract with its own
 // benchmark selected, and one raw copy runs per table; in a pass that warms up,
-// the baselines of short jobs warm up, and neither a recovery (which has no
-// warm-up) nor a long job's baseline does.
+// every baseline warms up, and a recovery (which has no warm-up) does not.
 func TestExtraArgs(t *testing.T) {
-	set, err := profile.NewSet(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mem, _ := set.Get("mem")
 	cell := contract.Cell{Profile: "mem", Workload: "narrow", Rows: 1000, Scan: "merged", Barrier: rates.Cadence{Rows: 100}, Par: 2}
 	other := cell
 	other.Persist = true
@@ -47,14 +40,9 @@ func TestExtraArgs(t *testing.T) {
 		}
 		for _, pc := range []PassConfig{{}, {Warmup: true}} {
 			warms := pc.Warmup && tc.warms
-			if got := slices.Contains(warmArgs(pc.warmsExtra(tc.extra, mem), tc.extra.args(nil)), "-"+contract.FlagWarmup); got != warms {
-				t.Errorf("%s, a short job, in a pass with warm-up %v: -%s passed %v, want %v", tc.extra.Name(), pc.Warmup, contract.FlagWarmup, got, warms)
+			if got := slices.Contains(warmArgs(pc.warmsExtra(tc.extra), tc.extra.args(nil)), "-"+contract.FlagWarmup); got != warms {
+				t.Errorf("%s, in a pass with warm-up %v: -%s passed %v, want %v", tc.extra.Name(), pc.Warmup, contract.FlagWarmup, got, warms)
 			}
 		}
-	}
-	long := cell
-	long.Rows = 1e7
-	if (PassConfig{Warmup: true}).warmsExtra(Baseline{long, contract.ScanOnlyBenchmark}, mem) {
-		t.Errorf("%s, a long job, warms up", long.Name())
 	}
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/backfill-bench/backfill-bench/bench/profile"
 	"github.com/backfill-bench/backfill-bench/contract"
-	"github.com/backfill-bench/backfill-bench/harness/runner/cost"
 	"github.com/backfill-bench/backfill-bench/harness/runner/progress"
 	"github.com/backfill-bench/backfill-bench/harness/testbed"
 	"github.com/backfill-bench/backfill-bench/internal/files"
@@ -50,7 +49,7 @@ type PassConfig struct {
 	// Instructions, when set, counts every job's instructions under callgrind
 	// (Pairing then does not apply: jobs run as many at once as there are CPUs).
 	Instructions *Instructions
-	// Warmup runs each short job's process (cost.Warms) with -warmup: one
+	// Warmup runs each job's process with -warmup: one
 	// untimed job before the timed one, so that jobs of different benchmarks (a
 	// cell and its baselines) meet the same process state; its results say so
 	// (contract.ConfigWarmup).
@@ -189,7 +188,7 @@ func (p *pass) record(t Trial, prof profile.Profile, o outcome, duet bool) error
 	} else {
 		for _, r := range o.results {
 			addConfig(r, s.Checkout, p.cfg.Machine, prof, duet)
-			warmConfig(p.cfg.warms(t.Cell, prof), r)
+			warmConfig(p.cfg.Warmup, r)
 			if p.cfg.Instructions != nil {
 				countedConfig(r, p.cfg.Instructions)
 			}
@@ -291,7 +290,7 @@ func (p *pass) newJob(ctx context.Context, s Side, prof profile.Profile, t Trial
 	j.trace = filepath.Join(dir, traceName(t))
 	j.tmpTrace = j.trace + ".tmp"
 	os.Remove(j.tmpTrace)
-	spec := Job{Binary: s.Binary, Args: warmArgs(p.cfg.warms(t.Cell, prof), t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles)), Dir: p.cfg.Dir, CPUs: prof.CPUs,
+	spec := Job{Binary: s.Binary, Args: warmArgs(p.cfg.Warmup, t.Cell.Args(j.tmpTrace, p.cfg.ProfileFiles)), Dir: p.cfg.Dir, CPUs: prof.CPUs,
 		Timeout: p.cfg.Timeout, Stdout: &j.stdout, Stderr: j.stderr}
 	if duetProcs > 0 {
 		spec.CPUs, spec.Diagnostics = duetProcs, []string{"-" + contract.FlagStartGate}
@@ -376,12 +375,6 @@ func addConfig(r *benchfmt.Result, src testbed.Checkout, m testbed.Machine, p pr
 		procs, pairing = duetProcs(p), string(Duet)
 	}
 	testbed.AddConfig(r, src, m, p, procs, pairing)
-}
-
-// warms says whether the pass warms up a run of cell on p: when it warms up
-// and the run is short (cost.Warms).
-func (c PassConfig) warms(cell contract.Cell, p profile.Profile) bool {
-	return c.Warmup && cost.Warms(cell, p)
 }
 
 // warmArgs are a job's arguments, with -warmup when warm.

@@ -134,7 +134,7 @@ func ShardCells(cells []contract.Cell, profiles *profile.Set, s Shard) []contrac
 // 2 cores: 0.33–0.37).
 const duetShare = 0.35
 
-// WritePlan prints what a run would do, for --dry-run; warm: each short run
+// WritePlan prints what a run would do, for --dry-run; warm: each run
 // warms up with an untimed job first (PassConfig.Warmup).
 func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Cell, trials []Trial, shard Shard, pairing Pairing, warm bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -149,7 +149,7 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 	pc := PassConfig{Warmup: warm}
 	estimate, duets, warmed := 0.0, 0, 0
 	runSecs := func(c contract.Cell, p profile.Profile) float64 {
-		if pc.warms(c, p) {
+		if pc.Warmup {
 			warmed++
 			return cost.Warmup * cost.Run(c, p)
 		}
@@ -170,7 +170,7 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 		how = fmt.Sprintf(", %d pairs of them at once (duets)", duets)
 	}
 	if warmed > 0 {
-		how += fmt.Sprintf(", %d of them (those expected under %gs) running an untimed job of their cell before the timed one (-%s)", warmed, cost.WarmBelow, contract.FlagWarmup)
+		how += fmt.Sprintf(", %d of them running an untimed job of their cell before the timed one (-%s)", warmed, contract.FlagWarmup)
 	}
 	fmt.Fprintf(tw, "plan%s: %d cells × %d rounds = %d runs, one process each%s, every round running every cell once; about %v on 2 cores\n\n",
 		part, len(cells), rounds, len(trials), how, time.Duration(estimate*float64(time.Second)).Round(time.Second))
@@ -184,8 +184,7 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 		fmt.Fprintf(tw, "  %d\t%s\n", i+1, c.Name())
 	}
 	if len(cells) > 0 {
-		p, _ := set.Get(cells[0].Profile)
-		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(warmArgs(pc.warms(cells[0], p), cells[0].Args("FILE", nil))))
+		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(warmArgs(pc.Warmup, cells[0].Args("FILE", nil))))
 	}
 	return tw.Flush()
 }

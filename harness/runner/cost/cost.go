@@ -40,17 +40,6 @@ const (
 // and runs the job twice.
 const Warmup = 2
 
-// WarmBelow is the longest run (Run's seconds) that warms its process up with an
-// untimed job first, when its pass warms up (-warmup). Measured on the engine
-// profile at c3c58d8 (5krows barriers, each benchmark in its own process, warm
-// ÷ cold): 10⁵-row backfills (runs of about 1.5 s) took 0.69× [0.62, 0.80] the
-// time (15 rounds), 10⁶-row ones (runs of about 13 s) 0.98× [0.89, 1.03]
-// (8 rounds): the first job's heap growth is lost in a long job.
-const WarmBelow = 5.0
-
-// Warms says whether a run of c on p is short enough to warm up (WarmBelow).
-func Warms(c contract.Cell, p profile.Profile) bool { return Run(c, p) < WarmBelow }
-
 func weight(c contract.Cell) float64 {
 	table, _, _ := strings.Cut(c.Workload, "+")
 	if w, ok := workloadCost[table]; ok {
