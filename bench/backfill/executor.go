@@ -232,7 +232,7 @@ func (e *Executor) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		if wait := e.limitWait(); wait > 0 {
+		if wait := e.limit.WaitNow(); wait > 0 {
 			timer.Reset(wait)
 			select {
 			case msg := <-e.env.Input:
@@ -252,15 +252,6 @@ func (e *Executor) Run(ctx context.Context) error {
 			return err
 		}
 	}
-}
-
-// limitWait is how long the rate limit holds the next row; without a limit it reads
-// no clock, as it is asked before every row.
-func (e *Executor) limitWait() time.Duration {
-	if !e.limit.Limited() {
-		return 0
-	}
-	return e.limit.Wait(time.Now())
 }
 
 // closeScan drops the scan; rows it had not returned are read again by the next one.

@@ -65,9 +65,8 @@ func (s *snapshotScan) openIters() error {
 	return nil
 }
 
-// rebuildCheckRows is how often, in rows read, the scan looks at the clock for its
-// rebuild interval: the engine's CHECK_TIMEOUT_PERIOD (iter_with_timeout_rebuild in
-// src/storage/src/store/auto_rebuild.rs, RisingWave 3.2.0-alpha).
+// rebuildCheckRows: the scan looks at the clock for its rebuild interval every so many
+// rows, as the engine (CHECK_TIMEOUT_PERIOD, src/storage/src/store/auto_rebuild.rs).
 const rebuildCheckRows = 100
 
 // scanned reopens the iterators once they have returned RebuildRows rows or been

@@ -78,6 +78,15 @@ func (l *Limiter) Wait(now time.Time) time.Duration {
 	return max(debt-l.burst+l.every, 0)
 }
 
+// WaitNow is Wait at the present time. Without a limit it reads no clock: the scan
+// asks before every row.
+func (l *Limiter) WaitNow() time.Duration {
+	if l.rate == 0 {
+		return 0
+	}
+	return l.Wait(time.Now())
+}
+
 // Take charges one row read at now.
 func (l *Limiter) Take(now time.Time) {
 	if l.rate <= 0 {

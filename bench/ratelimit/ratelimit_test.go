@@ -63,3 +63,21 @@ func TestLimiterFreshBucketDoesNotWait(t *testing.T) {
 		t.Errorf("a fresh bucket waits %v", w)
 	}
 }
+
+// TestWaitNow: WaitNow is Wait at the present time: none without a limit, the
+// paused wait when paused, and a charged bucket's debt with a limit.
+func TestWaitNow(t *testing.T) {
+	if w := NewLimiter(0, 64).WaitNow(); w != 0 {
+		t.Errorf("no limit: waits %v", w)
+	}
+	if w := NewLimiter(Paused, 64).WaitNow(); w != pausedWait {
+		t.Errorf("paused: waits %v, want %v", w, pausedWait)
+	}
+	l := NewLimiter(1, 1) // one row a second, a burst of one
+	for range 3 {
+		l.Take(time.Now())
+	}
+	if w, want := l.WaitNow(), l.Wait(time.Now()); w <= 2*time.Second || w > want {
+		t.Errorf("three rows taken at one a second: waits %v, want Wait's %v (about 3 s)", w, want)
+	}
+}
