@@ -81,7 +81,7 @@ func (l *Limiter) Wait(now time.Time) time.Duration {
 // WaitNow is Wait at the present time. Without a limit it reads no clock: the scan
 // asks before every row.
 func (l *Limiter) WaitNow() time.Duration {
-	if l.rate == 0 {
+	if !l.Limited() {
 		return 0
 	}
 	return l.Wait(time.Now())

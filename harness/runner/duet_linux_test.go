@@ -323,14 +323,15 @@ func TestWarmupReachesEveryJob(t *testing.T) {
 				if err := benchfmt.NewWriter(&file).Write(res.Results[side][0]); err != nil {
 					t.Fatal(err)
 				}
-				line := ""
-				for l := range strings.Lines(file.String()) {
-					if strings.HasPrefix(l, contract.ConfigWarmup+":") {
-						line = strings.TrimSpace(strings.TrimPrefix(l, contract.ConfigWarmup+":"))
+				rd := benchfmt.NewReader(&file, "results.txt")
+				got := ""
+				for rd.Scan() {
+					if r, ok := rd.Result().(*benchfmt.Result); ok {
+						got = r.GetConfig(contract.ConfigWarmup)
 					}
 				}
-				if line != config {
-					t.Errorf("side %d: results file's warmup %q, want %q:\n%s", side, line, config, file.String())
+				if got != config {
+					t.Errorf("side %d: the results file read back has warmup %q, want %q", side, got, config)
 				}
 			}
 		})

@@ -146,10 +146,9 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 	if shard.Count > 1 {
 		part = fmt.Sprintf(" (shard %d of %d)", shard.Index, shard.Count)
 	}
-	pc := PassConfig{Warmup: warm}
 	estimate, duets, warmed := 0.0, 0, 0
 	runSecs := func(c contract.Cell, p profile.Profile) float64 {
-		if pc.Warmup {
+		if warm {
 			warmed++
 			return cost.Warmup * cost.Run(c, p)
 		}
@@ -184,7 +183,7 @@ func WritePlan(w io.Writer, set *profile.Set, used []string, cells []contract.Ce
 		fmt.Fprintf(tw, "  %d\t%s\n", i+1, c.Name())
 	}
 	if len(cells) > 0 {
-		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(warmArgs(pc.Warmup, cells[0].Args("FILE", nil))))
+		fmt.Fprintf(tw, "\neach run is the bench binary with, for cell 1:\n  %s\n", QuoteArgs(warmArgs(warm, cells[0].Args("FILE", nil))))
 	}
 	return tw.Flush()
 }
