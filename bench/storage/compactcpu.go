@@ -20,8 +20,9 @@ import (
 // its thread so far, so that a job's window holds exactly its share.
 //
 // What stays the job's: the work before CompactionBegin (picking the compaction),
-// the sstable writer's second goroutine (it copies finished blocks to the file),
-// and the garbage collection that the compactions' allocations cause.
+// the sstable writer's second goroutine (it copies finished blocks to the file:
+// not small, 190–650 ns of a 10⁶-row job's cpu-ns/row, README "Offloaded
+// compactions"), and the garbage collection that the compactions' allocations cause.
 type compactionMeter struct {
 	mu      sync.Mutex
 	running map[int]threadMark
