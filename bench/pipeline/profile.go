@@ -43,6 +43,7 @@ func (cfg *Config) UseProfile(p profile.Profile) (cleanup func(), err error) {
 	cfg.LSM = storage.LSMOptions{
 		L0CompactionThreshold: p.LSM.L0CompactionThreshold, L0StopWritesThreshold: p.LSM.L0StopWritesThreshold,
 		CompactionConcurrency: p.LSM.CompactionConcurrency, LBaseMaxBytes: p.LSM.LBaseMaxBytes, TargetFileSize: p.LSM.TargetFileSize,
+		BlockSize: int(p.LSM.BlockSize), Compression: p.LSM.Compression,
 	}
 	cfg.Throttle = nil
 	if p.Simulated() {

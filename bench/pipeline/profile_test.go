@@ -38,6 +38,33 @@ func TestUseProfile(t *testing.T) {
 	}
 }
 
+// TestProfileCompressionsReachStorage: every compression a profile may name is one
+// the store gives Pebble, and UseProfile passes the engine's blocks and compression.
+func TestProfileCompressionsReachStorage(t *testing.T) {
+	for _, c := range profile.Compressions {
+		if storage.Compressions[c] == nil {
+			t.Errorf("profile compression %q is not the store's", c)
+		}
+	}
+	engine, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := engine.Get("engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Default()
+	cleanup, err := cfg.UseProfile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if cfg.LSM.BlockSize != 64<<10 || cfg.LSM.Compression != "none" {
+		t.Errorf("engine's LSM reaches the job as %+v, want 64 KiB blocks and no compression", cfg.LSM)
+	}
+}
+
 // TestDiskProfileRefusesTmpfs: a disk profile whose directory is on tmpfs is
 // memory in disguise, refused unless the profile allows it.
 func TestDiskProfileRefusesTmpfs(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,12 +81,18 @@ const (
 
 // LSM shapes Pebble's levels and compactions; a zero field keeps Pebble's default.
 type LSM struct {
-	L0CompactionThreshold int   // L0 sublevels that make L0 compact
-	L0StopWritesThreshold int   // L0 sublevels at which writes stop
-	CompactionConcurrency int   // compactions at once
-	LBaseMaxBytes         int64 // the base level's size before it compacts down
-	TargetFileSize        int64 // sstables written to L0 and the base level; doubling every second level below
+	L0CompactionThreshold int    // L0 sublevels that make L0 compact
+	L0StopWritesThreshold int    // L0 sublevels at which writes stop
+	CompactionConcurrency int    // compactions at once
+	LBaseMaxBytes         int64  // the base level's size before it compacts down
+	TargetFileSize        int64  // sstables written to L0 and the base level; doubling every second level below
+	BlockSize             int64  // every level's sstable data blocks
+	Compression           string // every level's sstables: one of Compressions
 }
+
+// Compressions are the sstable compressions an LSM can name ("" keeps Pebble's
+// default, snappy).
+var Compressions = []string{"none", "snappy", "zstd", "minlz"}
 
 // lsmFile is LSM's on-disk form.
 type lsmFile struct {
@@ -94,6 +101,8 @@ type lsmFile struct {
 	CompactionConcurrency int    `json:"compaction_concurrency,omitempty"`
 	LBaseMaxBytes         string `json:"lbase_max_bytes,omitempty"`
 	TargetFileSize        string `json:"target_file_size,omitempty"`
+	BlockSize             string `json:"block_size,omitempty"`
+	Compression           string `json:"compression,omitempty"`
 }
 
 // file is the on-disk form: sizes and durations as text a person writes.
@@ -146,7 +155,8 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		Name: f.Name, Version: f.Version, Description: f.Description, FS: f.FS, Dir: f.Dir, AllowTmpfs: f.AllowTmpfs,
 		IOPS: f.IOPS, CPUs: f.CPUs, Nightly: f.Nightly, Source: source, ObjectStore: f.ObjectStore,
 		Checkpointed: f.Checkpointed, Compaction: f.Compaction, CompactionGroups: f.CompactionGroups,
-		LSM: LSM{L0CompactionThreshold: f.LSM.L0CompactionThreshold, L0StopWritesThreshold: f.LSM.L0StopWritesThreshold, CompactionConcurrency: f.LSM.CompactionConcurrency},
+		LSM: LSM{L0CompactionThreshold: f.LSM.L0CompactionThreshold, L0StopWritesThreshold: f.LSM.L0StopWritesThreshold, CompactionConcurrency: f.LSM.CompactionConcurrency,
+			Compression: f.LSM.Compression},
 	}
 	bad := func(field, value, why string) (Profile, error) {
 		return Profile{}, fmt.Errorf("profile %s: %s %q: %s", source, field, value, why)
@@ -184,6 +194,8 @@ func Parse(r io.Reader, source string) (Profile, error) {
 		return bad("lsm", fmt.Sprintf("%+v", f.LSM), "l0_compaction_threshold, l0_stop_writes_threshold and compaction_concurrency must be ≥ 0 (0: Pebble's default)")
 	case f.LSM.L0StopWritesThreshold > 0 && f.LSM.L0StopWritesThreshold < cmp.Or(f.LSM.L0CompactionThreshold, 4):
 		return bad("lsm.l0_stop_writes_threshold", strconv.Itoa(f.LSM.L0StopWritesThreshold), "must be at least l0_compaction_threshold (default 4), or writes stop before L0 compacts")
+	case f.LSM.Compression != "" && !slices.Contains(Compressions, f.LSM.Compression):
+		return bad("lsm.compression", f.LSM.Compression, "must be one of "+strings.Join(Compressions, ", ")+" (leave it out for Pebble's default, snappy)")
 	}
 	var err error
 	if p.WriteBandwidth, err = parseBytes(f.WriteBandwidth, 0); err != nil {
@@ -215,6 +227,12 @@ func Parse(r io.Reader, source string) (Profile, error) {
 	}
 	if p.LSM.TargetFileSize, err = parseBytes(f.LSM.TargetFileSize, 0); err != nil {
 		return bad("lsm.target_file_size", f.LSM.TargetFileSize, err.Error())
+	}
+	if p.LSM.BlockSize, err = parseBytes(f.LSM.BlockSize, 0); err != nil {
+		return bad("lsm.block_size", f.LSM.BlockSize, err.Error())
+	}
+	if p.LSM.BlockSize > 1<<30 {
+		return bad("lsm.block_size", f.LSM.BlockSize, "must be at most 1GiB (the engine's is 64KiB)")
 	}
 	if p.UploadBandwidth, err = parseBytes(f.UploadBandwidth, 0); err != nil {
 		return bad("upload_bandwidth", f.UploadBandwidth, err.Error())
@@ -449,6 +467,7 @@ func (l LSM) String() string {
 	}{
 		{"l0 compaction at", int64(l.L0CompactionThreshold), false}, {"l0 stop at", int64(l.L0StopWritesThreshold), false},
 		{"compactions", int64(l.CompactionConcurrency), false}, {"lbase", l.LBaseMaxBytes, true}, {"files", l.TargetFileSize, true},
+		{"blocks", l.BlockSize, true},
 	} {
 		switch {
 		case k.v == 0:
@@ -457,6 +476,9 @@ func (l LSM) String() string {
 		default:
 			out = append(out, k.name+" "+strconv.FormatInt(k.v, 10))
 		}
+	}
+	if l.Compression != "" {
+		out = append(out, "compression "+l.Compression)
 	}
 	return strings.Join(out, ", ")
 }

@@ -74,6 +74,13 @@ func TestParse(t *testing.T) {
 				LSM:        LSM{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20},
 				BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
 		},
+		{
+			name: "engine's blocks and compression",
+			json: `{"name":"eng","version":1,"fs":"mem","lsm":{"block_size":"64KiB","compression":"none"}}`,
+			want: Profile{Name: "eng", Version: 1, FS: FSMem, LSM: LSM{BlockSize: 64 << 10, Compression: "none"}, BlockCache: 64 << 20, MemTable: 64 << 20, Source: "t"},
+		},
+		{name: "unknown compression", json: `{"name":"x","version":1,"fs":"mem","lsm":{"compression":"lz4"}}`, wantErr: `lsm.compression "lz4": must be one of none, snappy, zstd, minlz`},
+		{name: "bad block size", json: `{"name":"x","version":1,"fs":"mem","lsm":{"block_size":"big"}}`, wantErr: `lsm.block_size "big": not a size`},
 		{name: "checkpointed with a sync", json: `{"name":"x","version":1,"fs":"mem","checkpointed":true,"sync_latency":"1ms"}`, wantErr: `checkpointed "true": a checkpointed store has no WAL`},
 		{name: "bad compaction", json: `{"name":"x","version":1,"fs":"mem","compaction":"remote"}`, wantErr: `compaction "remote": must be "local", "offloaded" or "serial"`},
 		{name: "serial without checkpoints", json: `{"name":"x","version":1,"fs":"mem","compaction":"serial"}`, wantErr: `serial compactions run at checkpoints`},
@@ -132,7 +139,8 @@ func TestBuiltin(t *testing.T) {
 		t.Errorf("hummock = %+v (disk %q), want checkpointed, not simulated, Pebble's LSM, and its disk saying no WAL", h, h.Disk())
 	}
 	// The engine's compaction config (RisingWave 3.2.0-alpha; the README cites where).
-	engine := LSM{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20}
+	engine := LSM{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20,
+		BlockSize: 64 << 10, Compression: "none"}
 	if e := got["engine"]; !e.Checkpointed || e.LSM != engine || e.Compaction != CompactionOffloaded {
 		t.Errorf("engine = %+v, want checkpointed, LSM %+v, compaction offloaded", e, engine)
 	}

@@ -105,11 +105,14 @@ func TestLSMOptionsReachPebble(t *testing.T) {
 		lsm  LSMOptions
 		want []string
 	}{
-		{"engine", LSMOptions{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20}, []string{
+		{"engine", LSMOptions{L0CompactionThreshold: 4, L0StopWritesThreshold: 128, CompactionConcurrency: 4, LBaseMaxBytes: 512 << 20, TargetFileSize: 32 << 20,
+			BlockSize: 64 << 10, Compression: "none"}, []string{
 			"l0_compaction_threshold=4", "l0_stop_writes_threshold=128", "concurrent_compactions=4", "max_concurrent_compactions=4", "lbase_max_bytes=536870912",
-			"[Level \"0\"]\n  block_restart_interval=16\n  block_size=4096\n  block_size_threshold=90\n  compression=Snappy\n  filter_policy=none\n  filter_type=table\n  index_block_size=4096\n  target_file_size=33554432",
+			"[Level \"0\"]\n  block_restart_interval=16\n  block_size=65536\n  block_size_threshold=90\n  compression=NoCompression\n  filter_policy=none\n  filter_type=table\n  index_block_size=65536\n  target_file_size=33554432",
+			"[Level \"6\"]\n  block_restart_interval=16\n  block_size=65536\n  block_size_threshold=90\n  compression=NoCompression",
 		}},
-		{"defaults", LSMOptions{}, []string{"l0_compaction_threshold=4", "l0_stop_writes_threshold=12", "concurrent_compactions=1", "lbase_max_bytes=67108864"}},
+		{"defaults", LSMOptions{}, []string{"l0_compaction_threshold=4", "l0_stop_writes_threshold=12", "concurrent_compactions=1", "lbase_max_bytes=67108864",
+			"block_size=4096\n  block_size_threshold=90\n  compression=Snappy"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := vfs.NewMem()
@@ -275,4 +278,17 @@ func processCPU(t *testing.T) time.Duration {
 		t.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestOpenRefusesAnUnknownCompression: a compression Pebble is not given by name is
+// an error that names it, not Pebble's default.
+func TestOpenRefusesAnUnknownCompression(t *testing.T) {
+	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db", LSM: LSMOptions{Compression: "lz4"}})
+	if err == nil {
+		s.Close()
+		t.Fatal("opened with compression lz4")
+	}
+	if !strings.Contains(err.Error(), `"lz4"`) {
+		t.Errorf("error %q does not name the compression", err)
+	}
 }

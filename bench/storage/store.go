@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
@@ -62,6 +63,14 @@ type LSMOptions struct {
 	// second level below it, as the engine's target_file_size_base (Pebble's
 	// default: 2 MiB in L0, doubling every level).
 	TargetFileSize int64
+	BlockSize      int    // every level's sstable data blocks, in bytes (4 KiB)
+	Compression    string // every level's: a key of Compressions (Snappy)
+}
+
+// Compressions are the sstable compressions a profile can name.
+var Compressions = map[string]*sstable.CompressionProfile{
+	"none": sstable.NoCompression, "snappy": sstable.SnappyCompression,
+	"zstd": sstable.ZstdCompression, "minlz": sstable.MinLZCompression,
 }
 
 // apply sets o's knobs on opts.
@@ -82,6 +91,15 @@ func (o LSMOptions) apply(opts *pebble.Options) {
 		opts.TargetFileSizes[0] = o.TargetFileSize
 		for i := 1; i < len(opts.TargetFileSizes); i++ {
 			opts.TargetFileSizes[i] = o.TargetFileSize << ((i - 1) / 2)
+		}
+	}
+	c := Compressions[o.Compression]
+	for i := range opts.Levels {
+		if o.BlockSize > 0 {
+			opts.Levels[i].BlockSize = o.BlockSize
+		}
+		if c != nil {
+			opts.Levels[i].Compression = func() *sstable.CompressionProfile { return c }
 		}
 	}
 }
@@ -141,6 +159,9 @@ func Open(o Options) (*Store, error) {
 	}
 	if o.MemTables == 0 {
 		o.MemTables = DefaultMemTables
+	}
+	if _, ok := Compressions[o.LSM.Compression]; !ok && o.LSM.Compression != "" {
+		return nil, fmt.Errorf("storage: unknown compression %q (LSMOptions.Compression): want none, snappy, zstd or minlz", o.LSM.Compression)
 	}
 	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{}), failed: make(chan struct{})}
 	s.serialFlushes = s.objectStore && !o.Throttle.ObjectStore()
