@@ -46,11 +46,11 @@ func TestProfileCompressionsReachStorage(t *testing.T) {
 			t.Errorf("profile compression %q is not the store's", c)
 		}
 	}
-	engine, err := profile.NewSet(nil)
+	set, err := profile.NewSet(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := engine.Get("engine")
+	p, err := set.Get("engine")
 	if err != nil {
 		t.Fatal(err)
 	}
