@@ -17,7 +17,8 @@ import (
 // for each one: a 10⁶-row engine job after a warm-up met 73–87 k of them, for memory
 // the process had already held, and used half as much CPU again as with MADV_FREE,
 // where the pages stay mapped until the kernel needs them (1–2 k faults), as a
-// resident engine process keeps its memory (README "Freed memory, kept mapped"). The setting is read only at start-up, hence the exec.
+// resident engine process keeps its memory (README "Freed memory, kept mapped").
+// The setting is read only at start-up, hence the exec.
 func keepFreedMemory() error {
 	godebug := os.Getenv("GODEBUG")
 	if strings.Contains(godebug, "madvdontneed=") || callgrind.Running() {

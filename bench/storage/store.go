@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -161,7 +162,7 @@ func Open(o Options) (*Store, error) {
 		o.MemTables = DefaultMemTables
 	}
 	if _, ok := Compressions[o.LSM.Compression]; !ok && o.LSM.Compression != "" {
-		return nil, fmt.Errorf("storage: unknown compression %q (LSMOptions.Compression): want none, snappy, zstd or minlz", o.LSM.Compression)
+		return nil, fmt.Errorf("storage: unknown compression %q (LSMOptions.Compression): want one of %s", o.LSM.Compression, strings.Join(slices.Sorted(maps.Keys(Compressions)), ", "))
 	}
 	s := &Store{FS: meterfs.Wrap(o.FS, o.Throttle), cache: pebble.NewCache(o.CacheSize), objectStore: o.Throttle.ObjectStore() || o.Checkpointed, closing: make(chan struct{}), failed: make(chan struct{})}
 	s.serialFlushes = s.objectStore && !o.Throttle.ObjectStore()
