@@ -19,14 +19,20 @@ import (
 // compaction's CPU is its thread's time in between; a running one's is read from
 // its thread so far, so that a job's window holds exactly its share.
 //
+// A compaction's sstable writer copies finished blocks to the file on a second
+// goroutine (not small: 190–650 ns of a 10⁶-row job's cpu-ns/row, README
+// "Offloaded compactions"). Pebble calls its grant handle's MeasureCPU from that
+// goroutine when it starts and after each block, so offloaded compactions get a
+// scheduler of the meter's (meteredScheduler) whose handles lock the writer to its
+// thread at the first call and count the thread's time between calls.
+//
 // What stays the job's: the work before CompactionBegin (picking the compaction),
-// the sstable writer's second goroutine (it copies finished blocks to the file:
-// not small, 190–650 ns of a 10⁶-row job's cpu-ns/row, README "Offloaded
-// compactions"), and the garbage collection that the compactions' allocations cause.
+// a writer's work after its last block (closing its loop), and the garbage
+// collection that the compactions' allocations cause.
 type compactionMeter struct {
 	mu      sync.Mutex
 	running map[int]threadMark
-	ended   time.Duration // the CPU of the compactions that ended
+	ended   time.Duration // the CPU of the compactions that ended, and of writers so far
 	err     error         // the first failed read of a thread's time
 }
 
@@ -73,6 +79,31 @@ func (m *compactionMeter) end(info pebble.CompactionInfo) {
 	m.ended += cpu - mark.from
 }
 
+// writerStep meters a compaction's writer goroutine, the caller, at one of its
+// MeasureCPU calls; writers holds the threads of the compaction's writers and their
+// time at their last call. The first call locks the goroutine to its thread for the
+// rest of its life (the thread ends with it), so that its thread's time is its own;
+// each later call adds the time since the one before.
+func (m *compactionMeter) writerStep(writers map[int]time.Duration) {
+	runtime.LockOSThread() // nests; undone below unless this is the first call
+	tid := unix.Gettid()
+	cpu, err := threadCPU(tid)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last, seen := writers[tid]
+	if seen {
+		runtime.UnlockOSThread()
+	}
+	if err != nil {
+		m.fail(err)
+		return
+	}
+	if seen {
+		m.ended += cpu - last
+	}
+	writers[tid] = cpu
+}
+
 func (m *compactionMeter) fail(err error) {
 	if m.err == nil {
 		m.err = fmt.Errorf("storage: measure the CPU of compactions: %w", err)
@@ -113,3 +144,132 @@ const (
 	cpuClockPerThread = 4
 	cpuClockSched     = 2
 )
+
+// meteredScheduler is the CompactionScheduler of offloaded compactions: Pebble's
+// default policy (as many compactions at once as the DB allows without asking,
+// granted again when one ends, when Pebble says its allowance may have grown, and
+// every 100 ms), with grant handles that meter the compactions' writer goroutines.
+type meteredScheduler struct {
+	meter *compactionMeter
+	db    pebble.DBForCompaction // set by Register, before any other call
+
+	poke    chan struct{} // asks the granter to grant
+	stop    chan struct{}
+	stopped chan struct{}
+
+	mu      sync.Mutex
+	running int
+	closed  bool
+}
+
+var _ pebble.CompactionScheduler = (*meteredScheduler)(nil)
+
+func newMeteredScheduler(m *compactionMeter) *meteredScheduler {
+	return &meteredScheduler{meter: m, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+}
+
+// Register implements pebble.CompactionScheduler.
+func (s *meteredScheduler) Register(_ int, db pebble.DBForCompaction) {
+	s.db = db
+	go s.granter()
+}
+
+// Unregister implements pebble.CompactionScheduler: no grant calls into the DB
+// after it returns.
+func (s *meteredScheduler) Unregister() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	close(s.stop)
+	<-s.stopped
+}
+
+// TrySchedule implements pebble.CompactionScheduler.
+func (s *meteredScheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
+		return false, nil
+	}
+	s.running++
+	return true, s.newGrant()
+}
+
+// UpdateGetAllowedWithoutPermission implements pebble.CompactionScheduler: the
+// granter looks again (the DB may hold its locks here, so not this call).
+func (s *meteredScheduler) UpdateGetAllowedWithoutPermission() { s.wake() }
+
+func (s *meteredScheduler) wake() {
+	select {
+	case s.poke <- struct{}{}:
+	default:
+	}
+}
+
+// granter grants the waiting compactions the DB's allowance leaves room for, when
+// woken and every 100 ms, until Unregister.
+func (s *meteredScheduler) granter() {
+	defer close(s.stopped)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-s.poke:
+		case <-tick.C:
+		}
+		s.grant()
+	}
+}
+
+func (s *meteredScheduler) grant() {
+	for {
+		s.mu.Lock()
+		if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
+			s.mu.Unlock()
+			return
+		}
+		s.running++ // taken before asking, so TrySchedule cannot take it too
+		s.mu.Unlock()
+		if waiting, _ := s.db.GetWaitingCompaction(); !waiting || !s.db.Schedule(s.newGrant()) {
+			s.release()
+			return
+		}
+	}
+}
+
+func (s *meteredScheduler) release() {
+	s.mu.Lock()
+	s.running--
+	s.mu.Unlock()
+}
+
+func (s *meteredScheduler) newGrant() *meteredGrant {
+	return &meteredGrant{s: s, writers: map[int]time.Duration{}}
+}
+
+// meteredGrant is one compaction's grant handle.
+type meteredGrant struct {
+	s       *meteredScheduler
+	writers map[int]time.Duration // its writers' threads (the meter's mu guards it)
+}
+
+// Started and CumulativeStats implement pebble.CompactionGrantHandle.
+func (g *meteredGrant) Started()                                          {}
+func (g *meteredGrant) CumulativeStats(pebble.CompactionGrantHandleStats) {}
+
+// MeasureCPU implements pebble.CompactionGrantHandle: the writers are metered
+// here; the compaction's own goroutine from CompactionBegin to CompactionEnd.
+func (g *meteredGrant) MeasureCPU(kind pebble.CompactionGoroutineKind) {
+	if kind != pebble.CompactionGoroutinePrimary {
+		g.s.meter.writerStep(g.writers)
+	}
+}
+
+// Done implements pebble.CompactionGrantHandle: the compaction ended, and its
+// slot goes to a waiting one.
+func (g *meteredGrant) Done() {
+	g.s.release()
+	g.s.wake()
+}

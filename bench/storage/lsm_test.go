@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -271,6 +272,125 @@ func TestOffloadedCompactionCPU(t *testing.T) {
 	}
 }
 
+// TestOffloadedCompactionCountsItsWriter: the CPU of a compaction's sstable
+// writer, which copies its data blocks to the file on a goroutine of its own, is
+// the compactions', not the job's. Every write to an sstable during a manual
+// compaction burns 1 ms of its thread's CPU; the compactions' CPU must grow by at
+// least what was burned (it does not when only the compaction's own goroutine is
+// metered: the data blocks are the writer's).
+func TestOffloadedCompactionCountsItsWriter(t *testing.T) {
+	fs := &burningFS{FS: vfs.NewMem()}
+	s, err := Open(Options{FS: fs, Dir: "/db", OffloadCompactions: true, LSM: LSMOptions{L0CompactionThreshold: 50, L0StopWritesThreshold: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for epoch := uint64(1); epoch <= 4; epoch++ {
+		b := s.DB.NewBatch()
+		for i := range 10000 {
+			b.Set([]byte(fmt.Sprintf("k%08d", (i*7919+int(epoch)*13)%100000)), bytes.Repeat([]byte{byte(epoch)}, 50), nil)
+		}
+		if err := s.DB.Apply(b, pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if err := s.DB.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	comp0, err := s.CompactionCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.burn.Store(true)
+	err = s.DB.Compact(context.Background(), []byte("k"), []byte("l"), false)
+	fs.burn.Store(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comp, err := s.CompactionCPU()
+	if err != nil {
+		t.Fatal(err)
+	}
+	burned := time.Duration(fs.burned.Load())
+	t.Logf("burned %v in %d sstable writes; the compactions' CPU grew by %v", burned, fs.writes.Load(), comp-comp0)
+	if fs.writes.Load() < 2 {
+		t.Fatalf("the compaction wrote %d times to sstables: too few to tell its goroutines apart", fs.writes.Load())
+	}
+	if comp-comp0 < burned {
+		t.Errorf("the compaction's writes burned %v of CPU, but the compactions' CPU grew by only %v: some of the compaction was counted as the job's", burned, comp-comp0)
+	}
+}
+
+// TestOffloadedCompactionsRunOnTheirOwn: with compactions offloaded (the store's own
+// scheduler grants them), L0 past its threshold compacts without being asked, and
+// Close stops the scheduler.
+func TestOffloadedCompactionsRunOnTheirOwn(t *testing.T) {
+	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db", OffloadCompactions: true, LSM: LSMOptions{L0CompactionThreshold: 2, CompactionConcurrency: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for epoch := range 12 {
+		b := s.DB.NewBatch()
+		for i := range 2000 {
+			b.Set([]byte(fmt.Sprintf("k%08d", (i*7919+epoch*13)%100000)), bytes.Repeat([]byte{byte(epoch)}, 50), nil)
+		}
+		if err := s.DB.Apply(b, pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if err := s.DB.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.DB.Metrics().Levels[0].TablesCount >= 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	m := s.DB.Metrics()
+	if n := m.Levels[0].TablesCount; n >= 2 {
+		t.Errorf("L0 still holds %d tables 10 s after 12 flushes: no compaction was granted", n)
+	}
+	if m.Compact.Count == 0 {
+		t.Error("no compaction ran")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// burningFS burns 1 ms of the calling thread's CPU in every write to an sstable
+// while burn is set, and counts it.
+type burningFS struct {
+	vfs.FS
+	burn           atomic.Bool
+	burned, writes atomic.Int64
+}
+
+func (fs *burningFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	if err != nil || !strings.HasSuffix(name, ".sst") {
+		return f, err
+	}
+	return burningFile{f, fs}, nil
+}
+
+type burningFile struct {
+	vfs.File
+	fs *burningFS
+}
+
+func (f burningFile) Write(p []byte) (int, error) {
+	if f.fs.burn.Load() {
+		start := ownCPU()
+		for ownCPU()-start < time.Millisecond {
+		}
+		f.fs.burned.Add(int64(ownCPU() - start))
+		f.fs.writes.Add(1)
+	}
+	return f.File.Write(p)
+}
+
 func processCPU(t *testing.T) time.Duration {
 	t.Helper()
 	var ru syscall.Rusage
@@ -280,15 +400,29 @@ func processCPU(t *testing.T) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// TestOpenRefusesAnUnknownCompression: a compression Pebble is not given by name is
-// an error that names it, not Pebble's default.
-func TestOpenRefusesAnUnknownCompression(t *testing.T) {
-	s, err := Open(Options{FS: vfs.NewMem(), Dir: "/db", LSM: LSMOptions{Compression: "lz4"}})
-	if err == nil {
-		s.Close()
-		t.Fatal("opened with compression lz4")
-	}
-	if !strings.Contains(err.Error(), `"lz4"`) {
-		t.Errorf("error %q does not name the compression", err)
+// TestOpenRefusesBadOptions: options that cannot go together, or that Pebble does
+// not know, are an error that names them, not Pebble's default or one of the two.
+func TestOpenRefusesBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		names []string
+	}{
+		{"unknown compression", Options{LSM: LSMOptions{Compression: "lz4"}}, []string{`"lz4"`}},
+		{"serial and offloaded", Options{Checkpointed: true, SerialCompactions: true, OffloadCompactions: true}, []string{"SerialCompactions", "OffloadCompactions"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.FS, tc.opts.Dir = vfs.NewMem(), "/db"
+			s, err := Open(tc.opts)
+			if err == nil {
+				s.Close()
+				t.Fatal("opened")
+			}
+			for _, n := range tc.names {
+				if !strings.Contains(err.Error(), n) {
+					t.Errorf("error %q does not name %s", err, n)
+				}
+			}
+		})
 	}
 }

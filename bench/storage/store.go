@@ -170,6 +170,10 @@ func Open(o Options) (*Store, error) {
 		s.cache.Unref()
 		return nil, errors.New("storage: serial compactions need a checkpointed store (Options.Checkpointed) without an object store's throttle")
 	}
+	if o.SerialCompactions && o.OffloadCompactions {
+		s.cache.Unref()
+		return nil, errors.New("storage: compactions are either serial (Options.SerialCompactions) or offloaded (Options.OffloadCompactions), not both: each schedules them its own way")
+	}
 	if o.CompactionGroups && !s.objectStore {
 		s.cache.Unref()
 		return nil, errors.New("storage: compaction groups need a checkpointed store (Options.Checkpointed or an object store): a WAL per group would make an epoch's commit two syncs")
@@ -287,6 +291,7 @@ func (s *Store) options(o Options) *pebble.Options {
 	if o.OffloadCompactions {
 		m := &compactionMeter{}
 		m.listen(opts.EventListener)
+		opts.Experimental.CompactionScheduler = newMeteredScheduler(m)
 		s.meters = append(s.meters, m)
 	}
 	return opts
