@@ -14,6 +14,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
+	"golang.org/x/sys/unix"
 
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 )
@@ -425,4 +426,11 @@ func TestOpenRefusesBadOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ownCPU is the calling thread's CPU time, as the thread reads its own clock.
+func ownCPU() time.Duration {
+	var ts unix.Timespec
+	unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
+	return time.Duration(ts.Nano())
 }

@@ -29,7 +29,7 @@ func serialRun(t *testing.T, serial bool) (flushed, compacted, compactions int64
 	}
 	st := s.FS.Stats()
 	for _, g := range s.gates {
-		compactions += g.count()
+		compactions += g.Count()
 	}
 	return st.Bytes[meterfs.Flush], st.Bytes[meterfs.Compaction], compactions, outside
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/backfill-bench/backfill-bench/bench/compactsched"
 	"github.com/backfill-bench/backfill-bench/bench/meterfs"
 )
 
@@ -45,7 +46,7 @@ type Options struct {
 	OffloadCompactions bool
 	// SerialCompactions starts compactions only at checkpoints: after a
 	// checkpoint's flush the commit runs the compactions Pebble picks, one at a
-	// time, until it picks none (compactionGate), so that what they rewrite does
+	// time, until it picks none (compactsched.Gate), so that what they rewrite does
 	// not depend on timing. Only with Checkpointed.
 	SerialCompactions bool
 	// CompactionGroups keeps the creating job's tables in a DB of their own
@@ -131,9 +132,9 @@ type Store struct {
 	stallsBy, stallNanosBy [numStallKinds]atomic.Int64
 	stallKind              atomic.Int32
 
-	dbs    []*pebble.DB       // the compaction groups' DBs (DB is the first)
-	meters []*compactionMeter // a group's each, when compactions are offloaded
-	gates  []*compactionGate  // a group's each, when compactions are serial
+	dbs    []*pebble.DB          // the compaction groups' DBs (DB is the first)
+	meters []*compactsched.Meter // a group's each, when compactions are offloaded
+	gates  []*compactsched.Gate  // a group's each, when compactions are serial
 
 	objectStore bool // no WAL: a checkpoint is a flush
 
@@ -274,7 +275,7 @@ func (s *Store) options(o Options) *pebble.Options {
 		opts.FlushSplitBytes = 0
 	}
 	if o.SerialCompactions {
-		gate := newCompactionGate()
+		gate := compactsched.NewGate()
 		s.gates = append(s.gates, gate)
 		opts.Experimental.CompactionScheduler = gate
 		opts.Experimental.ReadSamplingMultiplier = -1 // no read-triggered compactions: reads' timing would pick them
@@ -284,14 +285,14 @@ func (s *Store) options(o Options) *pebble.Options {
 			if stallKindOf(info.Reason) == stallL0 {
 				// Spills between checkpoints filled L0: it compacts now rather
 				// than never (the commit waiting is the one that would drain it).
-				go gate.drain()
+				go gate.Drain()
 			}
 		}
 	}
 	if o.OffloadCompactions {
-		m := &compactionMeter{}
-		m.listen(opts.EventListener)
-		opts.Experimental.CompactionScheduler = newMeteredScheduler(m)
+		m := &compactsched.Meter{}
+		m.Listen(opts.EventListener)
+		opts.Experimental.CompactionScheduler = compactsched.NewScheduler(m)
 		s.meters = append(s.meters, m)
 	}
 	return opts
@@ -443,7 +444,7 @@ func (s *Store) commit(b *pebble.Batch, durable bool) error {
 				return fmt.Errorf("flush to the object store: %w", err)
 			}
 			if s.gates != nil {
-				s.gates[g].drain()
+				s.gates[g].Drain()
 			}
 		}
 	}
@@ -653,12 +654,12 @@ func (s *Store) LSM() LSM {
 }
 
 // CompactionCPU is the CPU time compactions have used so far when they are
-// offloaded (Options.OffloadCompactions), and 0 otherwise: see compactionMeter for
+// offloaded (Options.OffloadCompactions), and 0 otherwise: see compactsched.Meter for
 // what it counts.
 func (s *Store) CompactionCPU() (time.Duration, error) {
 	var sum time.Duration
 	for _, m := range s.meters {
-		d, err := m.total()
+		d, err := m.Total()
 		if err != nil {
 			return 0, err
 		}
@@ -721,7 +722,7 @@ func (s *Store) Latest() *EpochSnapshot {
 // for one, so write-amplification figures include the compactions a job caused.
 func (s *Store) WaitForCompactions(ctx context.Context, max time.Duration) {
 	for _, g := range s.gates {
-		g.drain() // they start only when asked
+		g.Drain() // they start only when asked
 	}
 	deadline := time.Now().Add(max)
 	for time.Now().Before(deadline) && ctx.Err() == nil {

@@ -1,4 +1,4 @@
-package storage
+package compactsched
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// compactionMeter measures the CPU time of compactions, so that a job can report
+// Meter measures the CPU time of compactions, so that a job can report
 // apart the compactions the engine would run elsewhere (on compactor nodes).
 // rusage cannot tell goroutines apart, but the kernel counts each OS thread's time
 // on a CPU (its thread CPU clock): Pebble runs each compaction on
@@ -23,13 +23,13 @@ import (
 // goroutine (not small: 190–650 ns of a 10⁶-row job's cpu-ns/row, README
 // "Offloaded compactions"). Pebble calls its grant handle's MeasureCPU from that
 // goroutine when it starts and after each block, so offloaded compactions get a
-// scheduler of the meter's (meteredScheduler) whose handles lock the writer to its
+// scheduler of the meter's (Scheduler) whose handles lock the writer to its
 // thread at the first call and count the thread's time between calls.
 //
 // What stays the job's: the work before CompactionBegin (picking the compaction),
 // a writer's work after its last block (closing its loop), and the garbage
 // collection that the compactions' allocations cause.
-type compactionMeter struct {
+type Meter struct {
 	mu      sync.Mutex
 	running map[int]threadMark
 	ended   time.Duration // the CPU of the compactions that ended, and of writers so far
@@ -42,13 +42,15 @@ type threadMark struct {
 	from time.Duration
 }
 
-func (m *compactionMeter) listen(l *pebble.EventListener) {
+// Listen sets l's compaction listeners to the meter's, which lock each
+// compaction's goroutine to its thread from CompactionBegin to CompactionEnd.
+func (m *Meter) Listen(l *pebble.EventListener) {
 	m.running = map[int]threadMark{}
 	l.CompactionBegin = m.begin
 	l.CompactionEnd = m.end
 }
 
-func (m *compactionMeter) begin(info pebble.CompactionInfo) {
+func (m *Meter) begin(info pebble.CompactionInfo) {
 	runtime.LockOSThread()
 	tid := unix.Gettid()
 	cpu, err := threadCPU(tid)
@@ -61,7 +63,7 @@ func (m *compactionMeter) begin(info pebble.CompactionInfo) {
 	m.running[info.JobID] = threadMark{tid, cpu}
 }
 
-func (m *compactionMeter) end(info pebble.CompactionInfo) {
+func (m *Meter) end(info pebble.CompactionInfo) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	mark, ok := m.running[info.JobID]
@@ -84,7 +86,7 @@ func (m *compactionMeter) end(info pebble.CompactionInfo) {
 // time at their last call. The first call locks the goroutine to its thread for the
 // rest of its life (the thread ends with it), so that its thread's time is its own;
 // each later call adds the time since the one before.
-func (m *compactionMeter) writerStep(writers map[int]time.Duration) {
+func (m *Meter) writerStep(writers map[int]time.Duration) {
 	runtime.LockOSThread() // nests; undone below unless this is the first call
 	tid := unix.Gettid()
 	cpu, err := threadCPU(tid)
@@ -104,14 +106,14 @@ func (m *compactionMeter) writerStep(writers map[int]time.Duration) {
 	writers[tid] = cpu
 }
 
-func (m *compactionMeter) fail(err error) {
+func (m *Meter) fail(err error) {
 	if m.err == nil {
 		m.err = fmt.Errorf("storage: measure the CPU of compactions: %w", err)
 	}
 }
 
-// total is the CPU time of every compaction so far, running ones included.
-func (m *compactionMeter) total() (time.Duration, error) {
+// Total is the CPU time of every compaction so far, running ones included.
+func (m *Meter) Total() (time.Duration, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.ended
@@ -145,12 +147,12 @@ const (
 	cpuClockSched     = 2
 )
 
-// meteredScheduler is the CompactionScheduler of offloaded compactions: Pebble's
+// Scheduler is the CompactionScheduler of offloaded compactions: Pebble's
 // default policy (as many compactions at once as the DB allows without asking,
 // granted again when one ends, when Pebble says its allowance may have grown, and
 // every 100 ms), with grant handles that meter the compactions' writer goroutines.
-type meteredScheduler struct {
-	meter *compactionMeter
+type Scheduler struct {
+	meter *Meter
 	db    pebble.DBForCompaction // set by Register, before any other call
 
 	poke    chan struct{} // asks the granter to grant
@@ -162,21 +164,22 @@ type meteredScheduler struct {
 	closed  bool
 }
 
-var _ pebble.CompactionScheduler = (*meteredScheduler)(nil)
+var _ pebble.CompactionScheduler = (*Scheduler)(nil)
 
-func newMeteredScheduler(m *compactionMeter) *meteredScheduler {
-	return &meteredScheduler{meter: m, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+// NewScheduler returns a scheduler for one DB whose compactions' writers m meters.
+func NewScheduler(m *Meter) *Scheduler {
+	return &Scheduler{meter: m, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 // Register implements pebble.CompactionScheduler.
-func (s *meteredScheduler) Register(_ int, db pebble.DBForCompaction) {
+func (s *Scheduler) Register(_ int, db pebble.DBForCompaction) {
 	s.db = db
 	go s.granter()
 }
 
 // Unregister implements pebble.CompactionScheduler: no grant calls into the DB
 // after it returns.
-func (s *meteredScheduler) Unregister() {
+func (s *Scheduler) Unregister() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -185,7 +188,7 @@ func (s *meteredScheduler) Unregister() {
 }
 
 // TrySchedule implements pebble.CompactionScheduler.
-func (s *meteredScheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
+func (s *Scheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
@@ -197,9 +200,9 @@ func (s *meteredScheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
 
 // UpdateGetAllowedWithoutPermission implements pebble.CompactionScheduler: the
 // granter looks again (the DB may hold its locks here, so not this call).
-func (s *meteredScheduler) UpdateGetAllowedWithoutPermission() { s.wake() }
+func (s *Scheduler) UpdateGetAllowedWithoutPermission() { s.wake() }
 
-func (s *meteredScheduler) wake() {
+func (s *Scheduler) wake() {
 	select {
 	case s.poke <- struct{}{}:
 	default:
@@ -208,7 +211,7 @@ func (s *meteredScheduler) wake() {
 
 // granter grants the waiting compactions the DB's allowance leaves room for, when
 // woken and every 100 ms, until Unregister.
-func (s *meteredScheduler) granter() {
+func (s *Scheduler) granter() {
 	defer close(s.stopped)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -223,7 +226,7 @@ func (s *meteredScheduler) granter() {
 	}
 }
 
-func (s *meteredScheduler) grant() {
+func (s *Scheduler) grant() {
 	for {
 		s.mu.Lock()
 		if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
@@ -239,29 +242,29 @@ func (s *meteredScheduler) grant() {
 	}
 }
 
-func (s *meteredScheduler) release() {
+func (s *Scheduler) release() {
 	s.mu.Lock()
 	s.running--
 	s.mu.Unlock()
 }
 
-func (s *meteredScheduler) newGrant() *meteredGrant {
-	return &meteredGrant{s: s, writers: map[int]time.Duration{}}
+func (s *Scheduler) newGrant() *grant {
+	return &grant{s: s, writers: map[int]time.Duration{}}
 }
 
-// meteredGrant is one compaction's grant handle.
-type meteredGrant struct {
-	s       *meteredScheduler
+// grant is one compaction's grant handle.
+type grant struct {
+	s       *Scheduler
 	writers map[int]time.Duration // its writers' threads (the meter's mu guards it)
 }
 
 // Started and CumulativeStats implement pebble.CompactionGrantHandle.
-func (g *meteredGrant) Started()                                          {}
-func (g *meteredGrant) CumulativeStats(pebble.CompactionGrantHandleStats) {}
+func (g *grant) Started()                                          {}
+func (g *grant) CumulativeStats(pebble.CompactionGrantHandleStats) {}
 
 // MeasureCPU implements pebble.CompactionGrantHandle: the writers are metered
 // here; the compaction's own goroutine from CompactionBegin to CompactionEnd.
-func (g *meteredGrant) MeasureCPU(kind pebble.CompactionGoroutineKind) {
+func (g *grant) MeasureCPU(kind pebble.CompactionGoroutineKind) {
 	if kind != pebble.CompactionGoroutinePrimary {
 		g.s.meter.writerStep(g.writers)
 	}
@@ -269,7 +272,7 @@ func (g *meteredGrant) MeasureCPU(kind pebble.CompactionGoroutineKind) {
 
 // Done implements pebble.CompactionGrantHandle: the compaction ended, and its
 // slot goes to a waiting one.
-func (g *meteredGrant) Done() {
+func (g *grant) Done() {
 	g.s.release()
 	g.s.wake()
 }
