@@ -108,7 +108,7 @@ func (m *Meter) writerStep(writers map[int]time.Duration) {
 
 func (m *Meter) fail(err error) {
 	if m.err == nil {
-		m.err = fmt.Errorf("storage: measure the CPU of compactions: %w", err)
+		m.err = fmt.Errorf("compactsched: measure the CPU of compactions: %w", err)
 	}
 }
 

@@ -232,19 +232,7 @@ func TestOffloadedCompactionCPU(t *testing.T) {
 	}
 	defer s.Close()
 	// Overlapping L0 tables that a full compaction merges: 10 × 10 000 keys.
-	for epoch := uint64(1); epoch <= 10; epoch++ {
-		b := s.DB.NewBatch()
-		for i := range 10000 {
-			b.Set([]byte(fmt.Sprintf("k%08d", (i*7919+int(epoch)*13)%100000)), bytes.Repeat([]byte{byte(epoch)}, 50), nil)
-		}
-		if err := s.DB.Apply(b, pebble.NoSync); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-		if err := s.DB.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	flushOverlapping(t, s.DB, 10, 10000)
 	compactCPU := func() time.Duration {
 		c, err := s.CompactionCPU()
 		if err != nil {
@@ -286,19 +274,7 @@ func TestOffloadedCompactionCountsItsWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for epoch := uint64(1); epoch <= 4; epoch++ {
-		b := s.DB.NewBatch()
-		for i := range 10000 {
-			b.Set([]byte(fmt.Sprintf("k%08d", (i*7919+int(epoch)*13)%100000)), bytes.Repeat([]byte{byte(epoch)}, 50), nil)
-		}
-		if err := s.DB.Apply(b, pebble.NoSync); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-		if err := s.DB.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	flushOverlapping(t, s.DB, 4, 10000)
 	comp0, err := s.CompactionCPU()
 	if err != nil {
 		t.Fatal(err)
@@ -331,19 +307,7 @@ func TestOffloadedCompactionsRunOnTheirOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for epoch := range 12 {
-		b := s.DB.NewBatch()
-		for i := range 2000 {
-			b.Set([]byte(fmt.Sprintf("k%08d", (i*7919+epoch*13)%100000)), bytes.Repeat([]byte{byte(epoch)}, 50), nil)
-		}
-		if err := s.DB.Apply(b, pebble.NoSync); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-		if err := s.DB.Flush(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	flushOverlapping(t, s.DB, 12, 2000)
 	deadline := time.Now().Add(10 * time.Second)
 	for s.DB.Metrics().Levels[0].TablesCount >= 2 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -390,6 +354,25 @@ func (f burningFile) Write(p []byte) (int, error) {
 		f.fs.writes.Add(1)
 	}
 	return f.File.Write(p)
+}
+
+// flushOverlapping flushes tables L0 tables of keys keys each, spread over one
+// range, so that they overlap and a compaction merges them.
+func flushOverlapping(t *testing.T, db *pebble.DB, tables, keys int) {
+	t.Helper()
+	for n := 1; n <= tables; n++ {
+		b := db.NewBatch()
+		for i := range keys {
+			b.Set([]byte(fmt.Sprintf("k%08d", (i*7919+n*13)%100000)), bytes.Repeat([]byte{byte(n)}, 50), nil)
+		}
+		if err := db.Apply(b, pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func processCPU(t *testing.T) time.Duration {
