@@ -1,4 +1,4 @@
 // Package compactsched schedules the store's Pebble compactions: serially at
 // checkpoints (Gate), or offloaded, with their CPU metered apart from the job's
-// (Meter, Scheduler).
+// (Offload, Meter).
 package compactsched

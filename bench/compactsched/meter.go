@@ -23,7 +23,7 @@ import (
 // goroutine (not small: 190–650 ns of a 10⁶-row job's cpu-ns/row, README
 // "Offloaded compactions"). Pebble calls its grant handle's MeasureCPU from that
 // goroutine when it starts and after each block, so offloaded compactions get a
-// scheduler of the meter's (Scheduler) whose handles lock the writer to its
+// scheduler of the meter's (Offload) whose handles lock the writer to its
 // thread at the first call and count the thread's time between calls.
 //
 // What stays the job's: the work before CompactionBegin (picking the compaction),
@@ -42,12 +42,17 @@ type threadMark struct {
 	from time.Duration
 }
 
-// Listen sets l's compaction listeners to the meter's, which lock each
-// compaction's goroutine to its thread from CompactionBegin to CompactionEnd.
-func (m *Meter) Listen(l *pebble.EventListener) {
-	m.running = map[int]threadMark{}
-	l.CompactionBegin = m.begin
-	l.CompactionEnd = m.end
+// Offload meters the compactions of the DB opened with opts: it sets their
+// listeners to a meter's, which lock each compaction's goroutine to its thread
+// from CompactionBegin to CompactionEnd, and their scheduler to one whose grant
+// handles meter the writers. The two go together: the listeners alone miss the
+// writers.
+func Offload(opts *pebble.Options) *Meter {
+	m := &Meter{running: map[int]threadMark{}}
+	opts.EventListener.CompactionBegin = m.begin
+	opts.EventListener.CompactionEnd = m.end
+	opts.Experimental.CompactionScheduler = newScheduler(m)
+	return m
 }
 
 func (m *Meter) begin(info pebble.CompactionInfo) {
@@ -147,11 +152,11 @@ const (
 	cpuClockSched     = 2
 )
 
-// Scheduler is the CompactionScheduler of offloaded compactions: Pebble's
+// scheduler is the CompactionScheduler of offloaded compactions: Pebble's
 // default policy (as many compactions at once as the DB allows without asking,
 // granted again when one ends, when Pebble says its allowance may have grown, and
 // every 100 ms), with grant handles that meter the compactions' writer goroutines.
-type Scheduler struct {
+type scheduler struct {
 	meter *Meter
 	db    pebble.DBForCompaction // set by Register, before any other call
 
@@ -164,22 +169,22 @@ type Scheduler struct {
 	closed  bool
 }
 
-var _ pebble.CompactionScheduler = (*Scheduler)(nil)
+var _ pebble.CompactionScheduler = (*scheduler)(nil)
 
-// NewScheduler returns a scheduler for one DB whose compactions' writers m meters.
-func NewScheduler(m *Meter) *Scheduler {
-	return &Scheduler{meter: m, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
+// newScheduler returns a scheduler for one DB whose compactions' writers m meters.
+func newScheduler(m *Meter) *scheduler {
+	return &scheduler{meter: m, poke: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 }
 
 // Register implements pebble.CompactionScheduler.
-func (s *Scheduler) Register(_ int, db pebble.DBForCompaction) {
+func (s *scheduler) Register(_ int, db pebble.DBForCompaction) {
 	s.db = db
 	go s.granter()
 }
 
 // Unregister implements pebble.CompactionScheduler: no grant calls into the DB
 // after it returns.
-func (s *Scheduler) Unregister() {
+func (s *scheduler) Unregister() {
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -188,7 +193,7 @@ func (s *Scheduler) Unregister() {
 }
 
 // TrySchedule implements pebble.CompactionScheduler.
-func (s *Scheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
+func (s *scheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
@@ -200,9 +205,9 @@ func (s *Scheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
 
 // UpdateGetAllowedWithoutPermission implements pebble.CompactionScheduler: the
 // granter looks again (the DB may hold its locks here, so not this call).
-func (s *Scheduler) UpdateGetAllowedWithoutPermission() { s.wake() }
+func (s *scheduler) UpdateGetAllowedWithoutPermission() { s.wake() }
 
-func (s *Scheduler) wake() {
+func (s *scheduler) wake() {
 	select {
 	case s.poke <- struct{}{}:
 	default:
@@ -211,7 +216,7 @@ func (s *Scheduler) wake() {
 
 // granter grants the waiting compactions the DB's allowance leaves room for, when
 // woken and every 100 ms, until Unregister.
-func (s *Scheduler) granter() {
+func (s *scheduler) granter() {
 	defer close(s.stopped)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -226,7 +231,7 @@ func (s *Scheduler) granter() {
 	}
 }
 
-func (s *Scheduler) grant() {
+func (s *scheduler) grant() {
 	for {
 		s.mu.Lock()
 		if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
@@ -242,19 +247,19 @@ func (s *Scheduler) grant() {
 	}
 }
 
-func (s *Scheduler) release() {
+func (s *scheduler) release() {
 	s.mu.Lock()
 	s.running--
 	s.mu.Unlock()
 }
 
-func (s *Scheduler) newGrant() *grant {
+func (s *scheduler) newGrant() *grant {
 	return &grant{s: s, writers: map[int]time.Duration{}}
 }
 
 // grant is one compaction's grant handle.
 type grant struct {
-	s       *Scheduler
+	s       *scheduler
 	writers map[int]time.Duration // its writers' threads (the meter's mu guards it)
 }
 

@@ -46,14 +46,7 @@ func TestProfileCompressionsReachStorage(t *testing.T) {
 			t.Errorf("profile compression %q is not the store's", c)
 		}
 	}
-	set, err := profile.NewSet(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := set.Get("engine")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := builtinProfile(t, "engine")
 	cfg := Default()
 	cleanup, err := cfg.UseProfile(p)
 	if err != nil {
@@ -93,16 +86,9 @@ func TestDiskProfileRefusesTmpfs(t *testing.T) {
 // its compactions' CPU is counted apart from the job's. A smaller job than the
 // quick suite's 300 000 rows, with ~60 checkpoints.
 func TestCheckpointedProfilesFlushEveryCheckpoint(t *testing.T) {
-	set, err := profile.NewSet(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, name := range []string{"hummock", "engine"} {
 		t.Run(name, func(t *testing.T) {
-			p, err := set.Get(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := builtinProfile(t, name)
 			_, res := runCheckpointedJob(t, p, Default().Scan)
 			var ckpts int64
 			for _, e := range res.Epochs {
@@ -160,14 +146,7 @@ func runCheckpointedJob(t *testing.T, p profile.Profile, scan backfill.Scan) (*J
 // job's tables live in a group of their own: the upstream's DB holds no MV row,
 // the job's every one.
 func TestHummockBytesRepeat(t *testing.T) {
-	set, err := profile.NewSet(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := set.Get("hummock")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := builtinProfile(t, "hummock")
 	for _, tc := range []struct {
 		scan  backfill.Scan
 		bound float64 // the compacted bytes' largest relative difference
@@ -186,6 +165,7 @@ func TestHummockBytesRepeat(t *testing.T) {
 				for g := range dbs {
 					snap := storage.OneGroup(dbs[g].NewSnapshot())
 					for k, tb := range []storage.TableID{storage.TableUpstream, storage.TableMV} {
+						var err error
 						if count[g][k], err = verify.Count(snap, tb); err != nil {
 							t.Fatal(err)
 						}
@@ -242,4 +222,18 @@ func TestOffloadedCompactionsGetPs(t *testing.T) {
 			t.Errorf("cpus %d, offloaded %v: GOMAXPROCS %d after cleanup, want %d back", tc.cpus, tc.offloaded, after, before)
 		}
 	}
+}
+
+// builtinProfile returns the built-in profile named name.
+func builtinProfile(t *testing.T, name string) profile.Profile {
+	t.Helper()
+	set, err := profile.NewSet(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := set.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -290,10 +290,7 @@ func (s *Store) options(o Options) *pebble.Options {
 		}
 	}
 	if o.OffloadCompactions {
-		m := &compactsched.Meter{}
-		m.Listen(opts.EventListener)
-		opts.Experimental.CompactionScheduler = compactsched.NewScheduler(m)
-		s.meters = append(s.meters, m)
+		s.meters = append(s.meters, compactsched.Offload(opts))
 	}
 	return opts
 }
