@@ -320,9 +320,7 @@ func (e *Executor) emitSnapshotChunk() error {
 	if n == 0 {
 		return nil
 	}
-	if err := e.materializeSnapshot(); err != nil {
-		return err
-	}
+	e.materializeSnapshot()
 	for _, v := range e.snapVnode {
 		e.rows[v]++
 	}
@@ -477,16 +475,13 @@ func (e *Executor) writeChunk(w *storage.Writes, t storage.TableID, c *stream.Ch
 
 // materializeSnapshot applies the snapshot chunk, all inserts, to B in the epoch's
 // writes; the scan recorded each row's vnode.
-func (e *Executor) materializeSnapshot() error {
+func (e *Executor) materializeSnapshot() {
 	s := e.cfg.Schema
 	for i, r := range e.snapChunk.Rows {
 		vi := e.snapVnode[i]
 		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.cfg.Vnodes[vi], s, r)
 		e.valBuf = row.AppendValue(e.valBuf[:0], r)
-		if err := e.mv.snapshotSet(vi, e.keyBuf, e.valBuf); err != nil {
-			return err
-		}
+		e.mv.snapshotSet(vi, e.keyBuf, e.valBuf)
 	}
 	e.part.NetRows += int64(e.snapChunk.Len())
-	return nil
 }

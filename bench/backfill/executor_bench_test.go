@@ -1,0 +1,141 @@
+package backfill
+
+import (
+	"context"
+	"hash/maphash"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/backfill-bench/backfill-bench/bench/row"
+	"github.com/backfill-bench/backfill-bench/bench/storage"
+	"github.com/backfill-bench/backfill-bench/bench/stream"
+)
+
+// narrow is the narrow workload's schema: four integer columns, id the key.
+var narrow = row.Schema{
+	Columns: []row.Column{{Name: "id", Kind: row.Int64}, {Name: "a", Kind: row.Int64}, {Name: "b", Kind: row.Int64}, {Name: "c", Kind: row.Int64}},
+	PK:      []int{0}, DistKey: []int{0},
+}
+
+// mvDigest is an order-free digest of MV rows: how many, and the sum of each
+// key and value's hash.
+type mvDigest struct {
+	rows int64
+	sum  uint64
+}
+
+func (d *mvDigest) add(seed maphash.Seed, key, value []byte) {
+	var h maphash.Hash
+	h.SetSeed(seed)
+	h.Write(key)
+	h.WriteByte(0)
+	h.Write(value)
+	d.rows++
+	d.sum += h.Sum64()
+}
+
+// BenchmarkExecutorSnapshotScan measures one actor's own work in the snapshot
+// scan, alone on its goroutine: reading its half of a 200 000-row narrow table A
+// (256 vnodes, in sstables) from one snapshot and building the MV's and the state
+// table's batches, 25 000 rows an epoch (an actor's share of a 50krows epoch), as
+// BenchmarkBackfill's actors do, without the collector, the storage's commits and
+// compactions, and the other actor on the second core. exec-ns/row is the executor's
+// cost per snapshot row that backfill ÷ replay depends on (README "Where the gap
+// goes"). Every scan's MV rows are checked against A's rows of the actor's
+// vnodes.
+func BenchmarkExecutorSnapshotScan(b *testing.B) {
+	const rows, vnodes, epochRows = 200_000, 256, 25_000
+	s, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/db"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	vn := storage.NewVnoder(&narrow, vnodes)
+	owned := allVnodes(vnodes)[:vnodes/2]
+	seed := maphash.MakeSeed()
+	var want mvDigest
+	batch := s.DB.NewBatch()
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for k := range rows {
+		h := rnd.Uint64()
+		r := row.Row{row.I64(int64(k)), row.I64(int64(h >> 1)), row.I64(int64(h % 1_000_000)), row.I64(int64(h % 1000))}
+		v := vn.Of(r)
+		value := row.AppendValue(nil, r)
+		batch.Set(storage.AppendRowKey(nil, storage.TableUpstream, v, &narrow, r), value, nil)
+		if int(v) < len(owned) {
+			want.add(seed, storage.AppendRowKey(nil, storage.TableMV, v, &narrow, r), value)
+		}
+	}
+	if err := s.CommitEpoch(batch, 1, true); err != nil {
+		b.Fatal(err)
+	}
+	if err := s.DB.Flush(); err != nil { // A in sstables, as a job's after its load
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		in := make(chan stream.Message, 1)
+		parts := make(chan Part, 1)
+		e, err := NewExecutor(Config{Vnodes: owned, Schema: &narrow, VnodeCount: vnodes, ChunkSize: 256,
+			Scan: Snapshot, Persist: true, EpochRows: epochRows},
+			Env{Store: s, Input: in, Deliver: func(_ context.Context, p Part) error { parts <- p; return nil }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- e.Run(ctx) }()
+		// Each part is checked and closed as the collector would commit it, on the
+		// benchmark's goroutine while the actor reads on: the check (about a third of
+		// the actor's time an epoch) keeps up with it.
+		var got mvDigest
+		for epoch := uint64(2); ; epoch++ {
+			in <- stream.Message{Barrier: &stream.Barrier{Epoch: stream.Epoch{Prev: epoch - 1, Curr: epoch}, Injected: time.Now(), Creating: true}}
+			var p Part
+			select {
+			case p = <-parts:
+			case err := <-done:
+				b.Fatalf("the actor stopped: %v", err)
+			}
+			for _, mv := range p.MV {
+				for r := mv.Reader(); ; {
+					kind, key, value, ok, err := r.Next()
+					if err != nil || !ok {
+						break
+					}
+					if kind != pebble.InternalKeyKindSet {
+						b.Fatalf("epoch %d: a snapshot row written as a %v", epoch, kind)
+					}
+					got.add(seed, key, value)
+				}
+			}
+			finished := p.Finished
+			p.Close()
+			if finished {
+				break
+			}
+		}
+		cancel() // the actor would now wait for the upstream it joins
+		<-done
+		if got != want {
+			b.Fatalf("the scan wrote %d MV rows (digest %x), want A's %d rows of the actor's vnodes (%x)", got.rows, got.sum, want.rows, want.sum)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(int64(b.N)*want.rows), "exec-ns/row")
+}
+
+// TestExecutorSnapshotScanBenchmarkRuns runs BenchmarkExecutorSnapshotScan once, so
+// that its check of the MV rows runs with the tests too.
+func TestExecutorSnapshotScanBenchmarkRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a 200 000-row table")
+	}
+	if r := testing.Benchmark(BenchmarkExecutorSnapshotScan); r.N == 0 {
+		t.Fatal("BenchmarkExecutorSnapshotScan failed: run it with go test -bench for its message")
+	}
+}
