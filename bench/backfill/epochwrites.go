@@ -5,88 +5,93 @@ import (
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/batchrepr"
 
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 )
 
 // epochWrites holds one actor's MV writes of an epoch and hands them over in key
-// order, with one write per key (storage.Writes says why), as one batch.
+// order, with one write per key (storage.Writes says why).
 //
 // Snapshot rows need no sort: keys are table|vnode|pk and the scan emits each vnode's
-// rows in pk order, once per epoch, so each vnode's rows in the order they came, in
-// vnode order, are sorted. They go into one arena as they come and into the batch at
-// the barrier: writing each straight into a batch of its vnode's, as the scan takes
-// the vnodes in turn, touched another batch's cold memory at every row (about 160
-// ns a row, BenchmarkExecutorSnapshotScan). Upstream writes come in any order; they
-// are sorted and merged in. Within an epoch every snapshot row precedes every
-// upstream write (upstream is buffered until the barrier or the scan's end), so where
-// both touch a key the upstream write is the later one and the only one kept.
+// rows in pk order, once per epoch, so one batch per vnode, in vnode order, is sorted.
+// Upstream writes come in any order; they are sorted and merged in. Within an epoch
+// every snapshot row precedes every upstream write (upstream is buffered until the
+// barrier or the scan's end), so where both touch a key the upstream write is the
+// later one and the only one kept.
 type epochWrites struct {
 	db            *pebble.DB
 	firstVnode    uint16
-	arena         []byte      // the snapshot rows' keys and values
-	snapshot      [][]snapRow // per owned vnode, in the order they came
-	snapshotBytes int64       // logical bytes of the snapshot rows
+	snapshot      []*pebble.Batch // per owned vnode, created on first use
+	snapshotBytes int64           // logical bytes of the snapshot rows
 	upstream      storage.Writes
 }
 
-// snapRow is a snapshot row's key and value in the arena.
-type snapRow struct{ off, keyLen, valLen uint32 }
-
 func newEpochWrites(db *pebble.DB, vnodes []uint16) *epochWrites {
-	return &epochWrites{db: db, firstVnode: vnodes[0], snapshot: make([][]snapRow, len(vnodes))}
+	return &epochWrites{db: db, firstVnode: vnodes[0], snapshot: make([]*pebble.Batch, len(vnodes))}
 }
 
 // snapshotSet writes a snapshot row of owned vnode index vi.
-func (w *epochWrites) snapshotSet(vi int, key, value []byte) {
-	w.snapshot[vi] = append(w.snapshot[vi], snapRow{off: uint32(len(w.arena)), keyLen: uint32(len(key)), valLen: uint32(len(value))})
-	w.arena = append(append(w.arena, key...), value...)
+func (w *epochWrites) snapshotSet(vi int, key, value []byte) error {
+	b := w.snapshot[vi]
+	if b == nil {
+		b = w.db.NewBatch()
+		w.snapshot[vi] = b
+	}
 	w.snapshotBytes += int64(len(key) + len(value))
+	return b.Set(key, value, nil)
 }
 
-// row returns snapshot row r's key and value.
-func (w *epochWrites) row(r snapRow) (key, value []byte) {
-	end := r.off + r.keyLen
-	return w.arena[r.off:end], w.arena[end : end+r.valLen]
-}
-
-// runs hands over the epoch's writes in key order, as one batch (none when there
-// are none), with their logical bytes, and empties w.
+// runs hands over the epoch's writes as batches in key order, each in key order, with
+// their logical bytes, and empties w. A vnode without upstream writes hands over its
+// snapshot batch as it is, uncopied; the others are merged into new batches.
 func (w *epochWrites) runs() ([]*pebble.Batch, int64, error) {
 	ups := &w.upstream
 	ups.Sort()
-	rows := 0
-	for _, vr := range w.snapshot {
-		rows += len(vr)
-	}
-	if rows == 0 && ups.Len() == 0 {
-		return nil, 0, nil
-	}
-	// Each write is a kind byte, two length varints, the key and the value.
-	m := merger{w: w, ups: ups, bytes: w.snapshotBytes,
-		dst: w.db.NewBatchWithSize(batchrepr.HeaderLen + len(w.arena) + 11*rows + ups.BatchSize())}
-	for vi, vr := range w.snapshot {
+	var runs []*pebble.Batch
+	m := merger{ups: ups, bytes: w.snapshotBytes}
+	for vi, snap := range w.snapshot {
 		vnode := w.firstVnode + uint16(vi)
 		end := m.next
 		for end < ups.Len() && storage.KeyVnode(ups.Key(end)) == vnode {
 			end++
 		}
-		if err := m.merge(vr, end); err != nil {
-			m.dst.Close()
+		if snap != nil && snap.Empty() {
+			snap = nil // kept from an earlier epoch, unused in this one
+		}
+		if m.next == end {
+			if snap != nil {
+				runs = append(runs, snap)
+				w.snapshot[vi] = nil
+			}
+			continue
+		}
+		size := 0
+		if snap != nil {
+			size = len(snap.Repr())
+		}
+		m.dst = w.db.NewBatchWithSize(size + ups.BatchSize()*(end-m.next)/ups.Len())
+		runs = append(runs, m.dst)
+		if err := m.merge(snap, end); err != nil {
+			closeAll(runs)
 			return nil, 0, fmt.Errorf("vnode %d: %w", vnode, err)
 		}
-		w.snapshot[vi] = vr[:0]
+		if snap != nil {
+			snap.Reset()
+		}
 	}
 	// Upstream rows route to their vnode's actor, so none is left; if one were, it
 	// still belongs in the epoch, out of order.
-	if err := m.putUpstream(ups.Len()); err != nil {
-		m.dst.Close()
-		return nil, 0, err
+	if m.next < ups.Len() {
+		m.dst = w.db.NewBatch()
+		runs = append(runs, m.dst)
+		if err := m.putUpstream(ups.Len()); err != nil {
+			closeAll(runs)
+			return nil, 0, err
+		}
 	}
 	ups.Reset()
-	w.arena, w.snapshotBytes = w.arena[:0], 0
-	return []*pebble.Batch{m.dst}, m.bytes, nil
+	w.snapshotBytes = 0
+	return runs, m.bytes, nil
 }
 
 func closeAll(bs []*pebble.Batch) {
@@ -97,7 +102,6 @@ func closeAll(bs []*pebble.Batch) {
 
 // merger appends sorted upstream writes, from next on, and snapshot rows to dst.
 type merger struct {
-	w     *epochWrites
 	dst   *pebble.Batch
 	ups   *storage.Writes
 	next  int
@@ -115,11 +119,23 @@ func (m *merger) putUpstream(end int) error {
 	return nil
 }
 
-// merge appends a vnode's snapshot rows and the upstream writes before end in key
-// order, dropping the snapshot rows an upstream write replaces.
-func (m *merger) merge(snap []snapRow, end int) error {
-	for _, r := range snap {
-		key, value := m.w.row(r)
+// merge appends the rows of snap (nil: none) and the upstream writes before end in
+// key order, dropping the snapshot rows an upstream write replaces.
+func (m *merger) merge(snap *pebble.Batch, end int) error {
+	if snap == nil {
+		return m.putUpstream(end)
+	}
+	for r := snap.Reader(); ; {
+		kind, key, value, ok, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("read back the snapshot rows: %w", err)
+		}
+		if !ok {
+			break
+		}
+		if kind != pebble.InternalKeyKindSet {
+			return fmt.Errorf("a snapshot row is a %v", kind)
+		}
 		for m.next < end && bytes.Compare(m.ups.Key(m.next), key) < 0 {
 			if err := m.putUpstream(m.next + 1); err != nil {
 				return err
@@ -136,8 +152,12 @@ func (m *merger) merge(snap []snapRow, end int) error {
 	return m.putUpstream(end)
 }
 
-// close releases w's memory.
+// close releases the per-vnode batches.
 func (w *epochWrites) close() {
-	w.arena, w.snapshot = nil, nil
-	w.upstream.Reset()
+	for i, b := range w.snapshot {
+		if b != nil {
+			b.Close()
+			w.snapshot[i] = nil
+		}
+	}
 }

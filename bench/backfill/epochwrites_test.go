@@ -40,7 +40,9 @@ func TestEpochWritesInKeyOrder(t *testing.T) {
 			}
 			vi := r.IntN(n)
 			k := string(key(vi, pk))
-			w.snapshotSet(vi, []byte(k), []byte("s"))
+			if err := w.snapshotSet(vi, []byte(k), []byte("s")); err != nil {
+				t.Fatal(err)
+			}
 			model[k] = write{value: "s"}
 		}
 		for i := r.IntN(200); i > 0; i-- {
@@ -113,7 +115,9 @@ func BenchmarkEpochWrites(b *testing.B) {
 		b.StopTimer()
 		for pk := 0; pk < rows; pk++ {
 			k := key(pk)
-			w.snapshotSet(int(storage.KeyVnode(k)), k, value)
+			if err := w.snapshotSet(int(storage.KeyVnode(k)), k, value); err != nil {
+				b.Fatal(err)
+			}
 		}
 		for c := 0; c < changes; c++ {
 			w.upstream.Set(key(r.IntN(rows)), value)

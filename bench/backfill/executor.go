@@ -320,7 +320,9 @@ func (e *Executor) emitSnapshotChunk() error {
 	if n == 0 {
 		return nil
 	}
-	e.materializeSnapshot()
+	if err := e.materializeSnapshot(); err != nil {
+		return err
+	}
 	for _, v := range e.snapVnode {
 		e.rows[v]++
 	}
@@ -475,13 +477,16 @@ func (e *Executor) writeChunk(w *storage.Writes, t storage.TableID, c *stream.Ch
 
 // materializeSnapshot applies the snapshot chunk, all inserts, to B in the epoch's
 // writes; the scan recorded each row's vnode.
-func (e *Executor) materializeSnapshot() {
+func (e *Executor) materializeSnapshot() error {
 	s := e.cfg.Schema
 	for i, r := range e.snapChunk.Rows {
 		vi := e.snapVnode[i]
 		e.keyBuf = storage.AppendRowKey(e.keyBuf[:0], storage.TableMV, e.cfg.Vnodes[vi], s, r)
 		e.valBuf = row.AppendValue(e.valBuf[:0], r)
-		e.mv.snapshotSet(vi, e.keyBuf, e.valBuf)
+		if err := e.mv.snapshotSet(vi, e.keyBuf, e.valBuf); err != nil {
+			return err
+		}
 	}
 	e.part.NetRows += int64(e.snapChunk.Len())
+	return nil
 }

@@ -26,7 +26,8 @@ func AppendStateKey(dst []byte, vnode uint16) []byte {
 
 // AppendStateValue appends the value of st for a table with pkLen pk columns.
 func AppendStateValue(dst []byte, st VnodeState, pkLen int) []byte {
-	scratch := make(row.Row, 0, pkLen+3)
+	var buf [8]row.Datum // on the stack for keys of up to 4 columns: no allocation per state row
+	scratch := buf[:0]
 	scratch = append(scratch, row.I64(int64(st.Vnode)))
 	if st.Pos == nil {
 		for i := 0; i < pkLen; i++ {
