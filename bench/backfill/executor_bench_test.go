@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -14,13 +13,8 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
 	"github.com/backfill-bench/backfill-bench/bench/stream"
+	"github.com/backfill-bench/backfill-bench/workloads"
 )
-
-// narrow is the narrow workload's schema: four integer columns, id the key.
-var narrow = row.Schema{
-	Columns: []row.Column{{Name: "id", Kind: row.Int64}, {Name: "a", Kind: row.Int64}, {Name: "b", Kind: row.Int64}, {Name: "c", Kind: row.Int64}},
-	PK:      []int{0}, DistKey: []int{0},
-}
 
 // mvDigest is an order-free digest of MV rows: how many, and the sum of each
 // key and value's hash.
@@ -39,14 +33,15 @@ func (d *mvDigest) add(seed maphash.Seed, key, value []byte) {
 	d.sum += h.Sum64()
 }
 
-// scanTable is a 200 000-row narrow table A over 256 vnodes, in sstables, as a
-// job's A after its load, and the digest of the MV rows an actor of the first 128
-// vnodes must write.
+// scanTable is table A of the narrow workload with 200 000 rows over 256 vnodes, in
+// sstables, as a job's A after its load, and the digest of the MV rows an actor of
+// the first 128 vnodes must write.
 type scanTable struct {
-	s     *storage.Store
-	owned []uint16
-	seed  maphash.Seed
-	want  mvDigest
+	s      *storage.Store
+	schema *row.Schema
+	owned  []uint16
+	seed   maphash.Seed
+	want   mvDigest
 }
 
 func newScanTable(tb testing.TB) *scanTable {
@@ -56,18 +51,21 @@ func newScanTable(tb testing.TB) *scanTable {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { s.Close() })
-	t := &scanTable{s: s, owned: allVnodes(vnodes)[:vnodes/2], seed: maphash.MakeSeed()}
-	vn := storage.NewVnoder(&narrow, vnodes)
+	wl, err := workloads.Parse("narrow", 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t := &scanTable{s: s, schema: wl.Schema(), owned: allVnodes(vnodes)[:vnodes/2], seed: maphash.MakeSeed()}
+	vn := storage.NewVnoder(t.schema, vnodes)
 	batch := s.DB.NewBatch()
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for k := range rows {
-		h := rnd.Uint64()
-		r := row.Row{row.I64(int64(k)), row.I64(int64(h >> 1)), row.I64(int64(h % 1_000_000)), row.I64(int64(h % 1000))}
+	var r row.Row
+	for id := range int64(rows) {
+		r = wl.Row(r, 1, id, 0)
 		v := vn.Of(r)
 		value := row.AppendValue(nil, r)
-		batch.Set(storage.AppendRowKey(nil, storage.TableUpstream, v, &narrow, r), value, nil)
+		batch.Set(storage.AppendRowKey(nil, storage.TableUpstream, v, t.schema, r), value, nil)
 		if int(v) < len(t.owned) {
-			t.want.add(t.seed, storage.AppendRowKey(nil, storage.TableMV, v, &narrow, r), value)
+			t.want.add(t.seed, storage.AppendRowKey(nil, storage.TableMV, v, t.schema, r), value)
 		}
 	}
 	if err := s.CommitEpoch(batch, 1, true); err != nil {
@@ -105,7 +103,7 @@ func (t *scanTable) scan(b *testing.B, epochRows int64) {
 		// the work-driven cadence cuts one: sent at once, the actor would meet it a
 		// few hundred rows in.
 		read := make(chan bool, 1) // true: the scan has ended
-		e, err := NewExecutor(Config{Vnodes: t.owned, Schema: &narrow, VnodeCount: 2 * len(t.owned), ChunkSize: 256,
+		e, err := NewExecutor(Config{Vnodes: t.owned, Schema: t.schema, VnodeCount: 2 * len(t.owned), ChunkSize: 256,
 			Scan: Snapshot, Persist: true, EpochRows: epochRows},
 			Env{Store: t.s, Input: in, Deliver: func(_ context.Context, p Part) error { parts <- p; return nil },
 				OnFull: func() { read <- false }, OnExhausted: func() { read <- true }})
