@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/backfill-bench/backfill-bench/bench/row"
 	"github.com/backfill-bench/backfill-bench/bench/storage"
@@ -46,11 +45,7 @@ type scanTable struct {
 
 func newScanTable(tb testing.TB) *scanTable {
 	const rows, vnodes = 200_000, 256
-	s, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/db"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
+	s := memStore(tb)
 	wl, err := workloads.Parse("narrow", 1)
 	if err != nil {
 		tb.Fatal(err)

@@ -13,14 +13,21 @@ import (
 	"github.com/backfill-bench/backfill-bench/bench/stream"
 )
 
+// memStore opens a store on an in-memory filesystem, closed when tb ends.
+func memStore(tb testing.TB) *storage.Store {
+	tb.Helper()
+	s, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/db"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
 // snapshotStore is a store whose A holds keys 0..n-1 at epoch 1.
 func snapshotStore(t *testing.T, n, vnodes int) (*storage.Store, *storage.Vnoder) {
 	t.Helper()
-	s, err := storage.Open(storage.Options{FS: vfs.NewMem(), Dir: "/db"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := memStore(t)
 	vn := storage.NewVnoder(&kv, vnodes)
 	b := s.DB.NewBatch()
 	for k := range n {
