@@ -106,6 +106,7 @@ func (t *scanTable) scan(b *testing.B, epochRows int64) {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel() // on a failure, stops the actor too
 		done := make(chan error, 1)
 		go func() { done <- e.Run(ctx) }()
 		// Each part is checked and closed, as the collector would commit it, on the
