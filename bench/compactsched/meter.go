@@ -194,13 +194,21 @@ func (s *scheduler) Unregister() {
 
 // TrySchedule implements pebble.CompactionScheduler.
 func (s *scheduler) TrySchedule() (bool, pebble.CompactionGrantHandle) {
+	if !s.take() {
+		return false, nil
+	}
+	return true, s.newGrant()
+}
+
+// take takes a slot for one more compaction, if the DB's allowance has one left.
+func (s *scheduler) take() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
-		return false, nil
+		return false
 	}
 	s.running++
-	return true, s.newGrant()
+	return true
 }
 
 // UpdateGetAllowedWithoutPermission implements pebble.CompactionScheduler: the
@@ -232,14 +240,7 @@ func (s *scheduler) granter() {
 }
 
 func (s *scheduler) grant() {
-	for {
-		s.mu.Lock()
-		if s.closed || s.running >= s.db.GetAllowedWithoutPermission() {
-			s.mu.Unlock()
-			return
-		}
-		s.running++ // taken before asking, so TrySchedule cannot take it too
-		s.mu.Unlock()
+	for s.take() { // taken before asking, so TrySchedule cannot take it too
 		if waiting, _ := s.db.GetWaitingCompaction(); !waiting || !s.db.Schedule(s.newGrant()) {
 			s.release()
 			return
