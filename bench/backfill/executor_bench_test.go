@@ -131,7 +131,10 @@ func (t *scanTable) scan(b *testing.B, epochRows int64) {
 			for _, mv := range p.MV {
 				for r := mv.Reader(); ; {
 					kind, key, value, ok, err := r.Next()
-					if err != nil || !ok {
+					if err != nil {
+						b.Fatalf("epoch %d: read back the MV batch: %v", epoch, err)
+					}
+					if !ok {
 						break
 					}
 					if kind != pebble.InternalKeyKindSet {
