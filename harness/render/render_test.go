@@ -149,7 +149,9 @@ func TestPlotScale(t *testing.T) {
 // replay's ratio also round by round (median, min–max) and, round by round, the
 // ratio the CPU allows (the replay's CPU per row, job and compactions, ÷ the
 // backfill's), the same of the replay at the backfill's pace, and the backfill's
-// compaction bytes ÷ each replay's, and a cell without a baseline is left out.
+// compaction bytes ÷ each replay's, then the ceiling (the replay's CPU ÷ the
+// replay's plus the scan-only read's, per row the backfill handled), and a cell
+// without a baseline is left out.
 func TestWriteBaselines(t *testing.T) {
 	var in strings.Builder
 	for round, f := range []float64{1, 1.1, 0.9} {
@@ -192,7 +194,10 @@ func TestWriteBaselines(t *testing.T) {
 				c, 1_000_000*rf, rpCPU-100, pacedCPU-100, pacedCompacted)
 		}
 		fmt.Fprintf(&in, "BenchmarkRawCopy/profile=mem/workload=narrow/rows=1000-2 1 1000 ns/op %g rows/s\n", 2_000_000*f)
-		fmt.Fprintf(&in, "BenchmarkScanOnly/profile=mem/workload=narrow/rows=1000/scan=merged/par=2-2 1 1000 ns/op %g rows/s\n", 4_000_000*f)
+		// The scan-only read: 45 ns a row of its 4 rows an op, 180 ns an op, which is
+		// 200 ns a row of the persist=off backfill's 0.9 rows an op and 225 of the
+		// persist=on one's 0.8 (medians): ceilings 900 ÷ 1100 and 900 ÷ 1125.
+		fmt.Fprintf(&in, "BenchmarkScanOnly/profile=mem/workload=narrow/rows=1000/scan=merged/par=2-2 1 1000 ns/op %g rows/s 45 cpu-ns/row\n", 4_000_000*f)
 	}
 	fmt.Fprintf(&in, "BenchmarkBackfill/profile=mem/workload=narrow/rows=5/persist=on/scan=merged/barrier=100rows/par=2-2 1 1000 ns/op 5 rows/s\n")
 	path := filepath.Join(t.TempDir(), "r.txt")
@@ -210,14 +215,14 @@ func TestWriteBaselines(t *testing.T) {
 		t.Fatalf("want a title, a header and two cells:\n%s", out.String())
 	}
 	for _, want := range []struct{ line, fields string }{
-		{lines[2], "900000 0.900 0.900 (0.900–0.900) 0.900 (0.900–0.900) 0.950 (0.950–0.950) 1.000 (1.000–1.000) 0.909 (0.909–0.909) 0.450 0.225 profile=mem/workload=narrow/rows=1000/persist=off/scan=merged/barrier=100rows/par=2"},
-		{lines[3], "800000 0.800 0.720 (0.667–1.100) 0.600 (0.450–0.750) 1.200 (0.900–1.500) 1.200 (1.000–1.500) 0.960 (0.800–1.200) 0.400 0.200 profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"},
+		{lines[2], "900000 0.900 0.900 (0.900–0.900) 0.900 (0.900–0.900) 0.950 (0.950–0.950) 1.000 (1.000–1.000) 0.909 (0.909–0.909) 0.450 0.225 0.818 profile=mem/workload=narrow/rows=1000/persist=off/scan=merged/barrier=100rows/par=2"},
+		{lines[3], "800000 0.800 0.720 (0.667–1.100) 0.600 (0.450–0.750) 1.200 (0.900–1.500) 1.200 (1.000–1.500) 0.960 (0.800–1.200) 0.400 0.200 0.800 profile=mem/workload=narrow/rows=1000/persist=on/scan=merged/barrier=100rows/par=2"},
 	} {
 		if got := strings.Join(strings.Fields(want.line), " "); got != want.fields {
 			t.Errorf("got  %s\nwant %s", got, want.fields)
 		}
 	}
-	for _, label := range []string{"÷ replay", "CPU per round", "paced CPU per round", "compaction B per round", "paced compaction B per round", "÷ append-order copy", "÷ scan-only"} {
+	for _, label := range []string{"÷ replay", "CPU per round", "paced CPU per round", "compaction B per round", "paced compaction B per round", "÷ append-order copy", "÷ scan-only", "ceiling"} {
 		if !strings.Contains(lines[1], label) {
 			t.Errorf("header %q lacks %q", lines[1], label)
 		}
@@ -225,5 +230,29 @@ func TestWriteBaselines(t *testing.T) {
 	var none strings.Builder
 	if wrote, _ := WriteBaselines(&none, results[len(results)-1:]); wrote || none.Len() > 0 {
 		t.Errorf("a cell without baselines wrote:\n%s", none.String())
+	}
+}
+
+// TestCeiling: the replay's CPU a row ÷ (it + the scan-only read's CPU an op ÷ the
+// backfill's rows an op), of the medians; "—" where a side or a figure is missing.
+func TestCeiling(t *testing.T) {
+	backfill := &rounds{handled: []float64{1000, 1100, 900}}
+	replay := &rounds{cpu: []float64{800, 900, 1000}}
+	for _, tc := range []struct {
+		name         string
+		replay, scan *rounds
+		backfillRows *rounds
+		want         string
+	}{
+		{"both", replay, &rounds{cpu: []float64{90, 100, 120}, handled: []float64{1000, 1000, 1000}}, backfill, "0.900"},
+		{"reads cost the replay's CPU", replay, &rounds{cpu: []float64{900}, handled: []float64{1000}}, backfill, "0.500"},
+		{"no scan-only read", replay, nil, backfill, "—"},
+		{"no replay", nil, &rounds{cpu: []float64{100}, handled: []float64{1000}}, backfill, "—"},
+		{"scan-only without CPU", replay, &rounds{cpu: []float64{0}, handled: []float64{1000}}, backfill, "—"},
+		{"backfill without a time", replay, &rounds{cpu: []float64{100}, handled: []float64{1000}}, &rounds{handled: []float64{0}}, "—"},
+	} {
+		if got := ceiling(tc.backfillRows, tc.replay, tc.scan); got != tc.want {
+			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }

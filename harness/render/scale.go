@@ -182,7 +182,9 @@ func baselineLabel(benchmark string) string {
 // the same for the replay at its backfill's pace (baseline.PacedReplay), and the
 // backfill's compaction bytes ÷ each replay's: the three flush the same bytes, but
 // compactions run when they get the CPU, so a slower job compacts more for the
-// same flushes, and part of the gap is that storage work, not the executor's. It
+// same flushes, and part of the gap is that storage work, not the executor's. Last,
+// the ceiling of ÷ replay where both are CPU-bound: what a backfill would reach
+// whose CPU beyond the replay's were only the scan-only read's (ceiling). It
 // writes nothing and returns false when no cell has a baseline.
 func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 	byName := map[string]*rounds{}
@@ -212,6 +214,7 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 			header += "per round\tCPU per round\tpaced CPU per round\tcompaction B per round\tpaced compaction B per round\t"
 		}
 	}
+	header += "ceiling\t"
 	wrote := false
 	for _, c := range cells {
 		bf := byName[c.FullName()]
@@ -239,8 +242,9 @@ func WriteBaselines(w io.Writer, results []*benchfmt.Result) (bool, error) {
 		if !any {
 			continue
 		}
+		line += ceiling(bf, byName[c.BaselineName(contract.ReplayBenchmark)], byName[c.BaselineName(contract.ScanOnlyBenchmark)]) + "\t"
 		if !wrote {
-			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; CPU per round: the replay's CPU per row, the job's and its compactions', ÷ the backfill's, round by round: where it is the per-round ratio, both ran CPU-bound and the gap is the backfill's extra CPU; paced: the same of the replay run again at its recorded backfill's pace; compaction B per round: the backfill's compaction bytes ÷ the replay's (paced: ÷ the paced replay's), round by round: the three flush the same bytes, but a slower job's compactions rewrite more, so where the backfill's lie between the two replays' its executor's share of its CPU lies between 1 − paced CPU and 1 − CPU; append-order copy: the storage's limit; scan-only: the reads alone)\n"); err != nil {
+			if _, err := fmt.Fprintf(w, "baselines: backfill rows/s ÷ each baseline's (medians over the rounds; replay: the same epoch batches and syncs without the executor, per round: the median (min–max) of each round's ratio, the replay run right after the cell, the paired figure; CPU per round: the replay's CPU per row, the job's and its compactions', ÷ the backfill's, round by round: where it is the per-round ratio, both ran CPU-bound and the gap is the backfill's extra CPU; paced: the same of the replay run again at its recorded backfill's pace; compaction B per round: the backfill's compaction bytes ÷ the replay's (paced: ÷ the paced replay's), round by round: the three flush the same bytes, but a slower job's compactions rewrite more, so where the backfill's lie between the two replays' its executor's share of its CPU lies between 1 − paced CPU and 1 − CPU; append-order copy: the storage's limit; scan-only: the reads alone; ceiling: what ÷ replay could reach, with the cores as busy as the replay's, if the backfill spent beyond the replay's CPU only the scan-only read's: the replay's CPU ÷ (the replay's + the scan-only read's), per row the backfill handled, of the medians)\n"); err != nil {
 				return false, err
 			}
 			fmt.Fprintf(tw, "%s\tcell\n", header)
@@ -261,6 +265,7 @@ type rounds struct {
 	compactBytes []float64
 	// A replay's at its backfill's pace (0 for others): CPU as cpu, compaction bytes.
 	pacedCPU, pacedBytes []float64
+	handled              []float64 // rows per op: rows/s × sec/op
 }
 
 // add appends r's figures, rows/s v among them; a figure r lacks is 0.
@@ -274,6 +279,25 @@ func (f *rounds) add(r *benchfmt.Result, v float64) {
 	f.compactBytes = append(f.compactBytes, value(contract.FSUnit("compaction")))
 	f.pacedCPU = append(f.pacedCPU, value(contract.UnitPacedCPUPerRow)+value(contract.UnitPacedCompactCPUPerRow))
 	f.pacedBytes = append(f.pacedBytes, value(contract.UnitPacedCompactionBytes))
+	f.handled = append(f.handled, v*value("sec/op"))
+}
+
+// ceiling is the backfill ÷ replay that a backfill would reach whose CPU were the
+// replay's plus the scan-only read's, the least an executor does (it reads and
+// decodes the snapshot, writing nothing), with its cores as busy as the replay's:
+// where both jobs are CPU-bound, their time ratio is their CPU ratio. The CPUs
+// are medians, per row the backfill handled (the scan-only read reads only the
+// snapshot's rows). "—" without a replay or scan-only read, or a figure missing.
+func ceiling(backfill, replay, scan *rounds) string {
+	if replay == nil || scan == nil {
+		return "—"
+	}
+	rows, replayCPU := judge.Median(backfill.handled), judge.Median(replay.cpu)
+	scanCPU := judge.Median(scan.cpu) * judge.Median(scan.handled)
+	if rows <= 0 || replayCPU <= 0 || scanCPU <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", replayCPU/(replayCPU+scanCPU/rows))
 }
 
 // perRound is the per-round ratios num ÷ den (backfill ÷ replay rows/s, replay ÷
