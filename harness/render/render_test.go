@@ -238,20 +238,20 @@ func TestWriteBaselines(t *testing.T) {
 func TestCeiling(t *testing.T) {
 	backfill := &rounds{handled: []float64{1000, 1100, 900}}
 	replay := &rounds{cpu: []float64{800, 900, 1000}}
+	reads := func(cpu float64) *rounds { return &rounds{cpu: []float64{cpu}, handled: []float64{1000}} }
 	for _, tc := range []struct {
-		name         string
-		replay, scan *rounds
-		backfillRows *rounds
-		want         string
+		name                   string
+		backfill, replay, scan *rounds
+		want                   string
 	}{
-		{"both", replay, &rounds{cpu: []float64{90, 100, 120}, handled: []float64{1000, 1000, 1000}}, backfill, "0.900"},
-		{"reads cost the replay's CPU", replay, &rounds{cpu: []float64{900}, handled: []float64{1000}}, backfill, "0.500"},
-		{"no scan-only read", replay, nil, backfill, "—"},
-		{"no replay", nil, &rounds{cpu: []float64{100}, handled: []float64{1000}}, backfill, "—"},
-		{"scan-only without CPU", replay, &rounds{cpu: []float64{0}, handled: []float64{1000}}, backfill, "—"},
-		{"backfill without a time", replay, &rounds{cpu: []float64{100}, handled: []float64{1000}}, &rounds{handled: []float64{0}}, "—"},
+		{"both", backfill, replay, &rounds{cpu: []float64{90, 100, 120}, handled: []float64{1000, 1000, 1000}}, "0.900"},
+		{"reads cost the replay's CPU", backfill, replay, reads(900), "0.500"},
+		{"no scan-only read", backfill, replay, nil, "—"},
+		{"no replay", backfill, nil, reads(100), "—"},
+		{"scan-only without CPU", backfill, replay, reads(0), "—"},
+		{"backfill without a time", &rounds{handled: []float64{0}}, replay, reads(100), "—"},
 	} {
-		if got := ceiling(tc.backfillRows, tc.replay, tc.scan); got != tc.want {
+		if got := ceiling(tc.backfill, tc.replay, tc.scan); got != tc.want {
 			t.Errorf("%s: got %s, want %s", tc.name, got, tc.want)
 		}
 	}
