@@ -279,7 +279,7 @@ func (f *rounds) add(r *benchfmt.Result, v float64) {
 	f.compactBytes = append(f.compactBytes, value(contract.FSUnit("compaction")))
 	f.pacedCPU = append(f.pacedCPU, value(contract.UnitPacedCPUPerRow)+value(contract.UnitPacedCompactCPUPerRow))
 	f.pacedBytes = append(f.pacedBytes, value(contract.UnitPacedCompactionBytes))
-	f.handled = append(f.handled, v*value("sec/op"))
+	f.handled = append(f.handled, v*value(contract.UnitSecPerOp))
 }
 
 // ceiling is the backfill ÷ replay that a backfill would reach whose CPU were the
